@@ -1,0 +1,214 @@
+//! # ccsim-cc: the congestion-control seam
+//!
+//! The [`CongestionControl`] trait is the only thing an algorithm sees of a TCP connection. It is
+//! shaped after Linux `struct tcp_congestion_ops` (include/net/tcp.h) and ns-3 `TcpCongestionOps`, with
+//! typed sample structs instead of a socket pointer:
+//!
+//! * the TCP machine (in `ccsim-core`, or later a BPF twin's kernel) owns duplicate-ACK counting,
+//!   retransmission, the RTO timer, RTT estimation and the recovery state machine;
+//! * the algorithm owns only its own state, and the [`Window`] (cwnd and ssthresh) it is handed by
+//!   `&mut` in each hook, as Linux hands `tp->snd_cwnd` to `cong_avoid`;
+//! * time is passed in ([`Time`]), never read; randomness is injected ([`Rng`] in [`CcInit`]);
+//! * on loss the algorithm *returns* the new ssthresh ([`CongestionControl::ssthresh_after_loss`], the
+//!   ns-3 `GetSsThresh` contract) and the machine applies the RFC 5681/6582/6675 window changes.
+//!
+//! This crate depends on nothing of the simulator, so the simulator, the Python front end and the
+//! kernel twins all test against the same code.
+
+pub mod algorithms;
+pub mod params;
+pub mod registry;
+pub mod reno;
+pub mod rng;
+pub mod testkit;
+pub mod time;
+
+use std::time::Duration;
+
+pub use params::{ParamKind, ParamMap, ParamReader, ParamSpec, ParamValue};
+pub use registry::{build, catalog, AlgorithmInfo, Cc};
+pub use rng::Rng;
+pub use time::Time;
+
+/// Congestion window and slow-start threshold of one connection, in bytes.
+///
+/// The machine owns this state and lends it to the algorithm in each hook, like Linux's
+/// `tp->snd_cwnd`/`tp->snd_ssthresh`. `ssthresh_bytes == u64::MAX` means "arbitrarily high" (RFC 5681).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    /// Sender maximum segment size (payload bytes), constant for the connection.
+    pub mss_bytes: u64,
+}
+
+impl Window {
+    pub fn new(cwnd_bytes: u64, mss_bytes: u64) -> Window {
+        Window { cwnd_bytes, ssthresh_bytes: u64::MAX, mss_bytes }
+    }
+    /// Slow start applies while cwnd <= ssthresh (FreeBSD and RFC 5681's "<=" reading).
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd_bytes <= self.ssthresh_bytes
+    }
+    pub fn cwnd_pkts(&self) -> f64 {
+        self.cwnd_bytes as f64 / self.mss_bytes as f64
+    }
+    /// Sets cwnd, never below one MSS (the invariant every algorithm keeps).
+    pub fn set_cwnd(&mut self, bytes: u64) {
+        self.cwnd_bytes = bytes.max(self.mss_bytes);
+    }
+}
+
+/// What an algorithm learns from one ACK (new data or duplicate).
+///
+/// RTT values are raw per-ACK samples in nanoseconds, Karn-safe (see `docs/choices.md`); `min_rtt` and
+/// `max_rtt` are over the connection's lifetime (as FreeBSD h_ertt), never smoothed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckSample {
+    pub now: Time,
+    /// Bytes newly acknowledged by the cumulative ACK field (0 for a duplicate ACK).
+    pub bytes_acked: u64,
+    /// Bytes newly covered by SACK blocks on this ACK.
+    pub bytes_sacked: u64,
+    /// A duplicate ACK (RFC 5681 definition: no new cumulative data, while data is outstanding).
+    pub is_dupack: bool,
+    /// Raw RTT sample carried by this ACK, if any.
+    pub rtt: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    pub max_rtt: Option<Duration>,
+    /// RFC 6298 smoothed RTT after this ACK.
+    pub srtt: Option<Duration>,
+    /// Bytes in flight after processing this ACK (RFC 6675 pipe with SACK, snd_nxt - snd_una without).
+    pub bytes_in_flight: u64,
+    /// Total bytes delivered (cumulatively acked or SACKed) over the connection so far.
+    pub delivered_bytes: u64,
+    pub snd_una: u64,
+    /// Highest sequence number sent so far plus one (snd_max).
+    pub snd_nxt: u64,
+    /// The machine is in loss recovery (fast recovery or after an RTO until `recover` is acked).
+    pub in_recovery: bool,
+    /// The sender was limited by cwnd (not by the application or the receiver window) before this ACK.
+    pub cwnd_limited: bool,
+}
+
+impl AckSample {
+    /// Whole segments covered by this ACK's cumulative part (at least 1 when any byte is acked).
+    pub fn segments_acked(&self, mss: u64) -> u64 {
+        if self.bytes_acked == 0 {
+            0
+        } else {
+            self.bytes_acked.div_ceil(mss)
+        }
+    }
+}
+
+/// One round of data (about one RTT), ended marked-packet style as FreeBSD h_ertt does: a round ends
+/// when the first segment sent after the previous round ended is acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RoundSample {
+    pub now: Time,
+    /// 0 for the first round of the connection.
+    pub index: u64,
+    /// RTT sample of the ACK that ended the round (the marked segment's, when valid).
+    pub rtt: Option<Duration>,
+    /// Maximum and minimum of the raw RTT samples seen during the round (including the ending ACK).
+    pub max_rtt_in_round: Option<Duration>,
+    pub min_rtt_in_round: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    /// Bytes delivered during the round and its duration.
+    pub delivered_bytes: u64,
+    pub duration: Duration,
+}
+
+/// Why the machine is reducing the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossKind {
+    /// Three duplicate ACKs (or RFC 6675 IsLost) while not already in recovery: fast retransmit.
+    FastRetransmit,
+    /// Retransmission timeout; `backoff` is the number of consecutive expiries including this one.
+    Timeout { backoff: u32 },
+}
+
+/// A congestion signal from the machine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossEvent {
+    pub now: Time,
+    pub kind: LossKind,
+    /// RFC 5681 FlightSize: bytes outstanding when the loss was detected.
+    pub bytes_in_flight: u64,
+    pub min_rtt: Option<Duration>,
+    pub srtt: Option<Duration>,
+}
+
+/// End of loss recovery (the full ACK of RFC 6582, or `recover` acked after an RTO).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecoveryExit {
+    pub now: Time,
+    pub bytes_in_flight: u64,
+    /// True when the recovery followed a timeout rather than a fast retransmit.
+    pub after_timeout: bool,
+}
+
+/// What the machine tells an algorithm at construction.
+#[derive(Clone, Debug)]
+pub struct CcInit {
+    pub mss_bytes: u64,
+    pub initial_cwnd_bytes: u64,
+    /// Appropriate byte counting (RFC 3465) limit L in segments; 0 turns ABC off (per-ACK counting).
+    pub abc_limit_segments: u32,
+    /// The flow's own random stream.
+    pub rng: Rng,
+}
+
+/// Errors building an algorithm from a name and parameters.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CcError {
+    #[error("unknown algorithm {name:?} (known: {known})")]
+    UnknownAlgorithm { name: String, known: String },
+    #[error("{algorithm}: unknown parameter {name:?} (known: {known})")]
+    UnknownParameter { algorithm: String, name: String, known: String },
+    #[error("{algorithm}.{name}: {reason}")]
+    InvalidParameter { algorithm: String, name: String, reason: String },
+}
+
+/// A named internal quantity of an algorithm, sampled for tracing (quinn `ControllerMetrics`).
+pub type Metric = (&'static str, f64);
+
+/// The congestion-control seam. Most hooks default to no-ops.
+pub trait CongestionControl: Send {
+    /// Registry name (`newreno`, `htcp`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Called once before the first segment is sent, with cwnd set to the initial window.
+    fn init(&mut self, _w: &mut Window) {}
+
+    /// Every ACK that arrives (new data and duplicates). Grow the window here; during loss recovery
+    /// (`ack.in_recovery`) standard algorithms leave it alone because the machine controls sending.
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample);
+
+    /// Once per round (about once per RTT), before the `on_ack` of the ACK that ended the round.
+    fn on_round(&mut self, _w: &mut Window, _round: &RoundSample) {}
+
+    /// The new ssthresh in bytes after a loss; the machine stores it and sets cwnd (to ssthresh on fast
+    /// retransmit, to one segment after a timeout). May update the algorithm's own state.
+    fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64;
+
+    /// Recovery has ended. Default: RFC 6582 section 3.2 step 3 option (1), as FreeBSD
+    /// `newreno_post_recovery`: cwnd = min(ssthresh, max(FlightSize, MSS) + MSS).
+    fn on_recovery_exit(&mut self, w: &mut Window, exit: &RecoveryExit) {
+        if !exit.after_timeout {
+            let flight = exit.bytes_in_flight.max(w.mss_bytes);
+            w.set_cwnd(w.ssthresh_bytes.min(flight + w.mss_bytes));
+        }
+    }
+
+    /// Internal state for tracing, e.g. `[("alpha", 1.0)]`. Names are stable per algorithm.
+    fn metrics(&self) -> Vec<Metric> {
+        Vec::new()
+    }
+}
+
+/// Reno-style halving used by several algorithms: max(bytes/2, 2*MSS).
+pub fn half_window(bytes: u64, mss: u64) -> u64 {
+    (bytes / 2).max(2 * mss)
+}

@@ -1,0 +1,112 @@
+//! The name registry of built-in algorithms and the enum that dispatches to them without a virtual
+//! call in the hot loop (plus a boxed escape hatch for user or test controllers, as smoltcp's
+//! `AnyController` and Linux `tcp_ca_find`).
+
+use crate::params::ParamSpec;
+use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, Metric, ParamMap, RecoveryExit, RoundSample, Window};
+
+/// What `ccsim list` shows of an algorithm.
+#[derive(Clone, Debug)]
+pub struct AlgorithmInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub reference: &'static str,
+    pub params: Vec<ParamSpec>,
+}
+
+macro_rules! builtin_algorithms {
+    ($( $variant:ident => $module:ident :: $ty:ident, $summary:expr, $reference:expr; )*) => {
+        /// A congestion controller: one of the built-ins, or a boxed user controller.
+        pub enum Cc {
+            $( $variant(crate::algorithms::$module::$ty), )*
+            Boxed(Box<dyn CongestionControl>),
+        }
+
+        macro_rules! dispatch {
+            ($self:ident, $c:ident => $e:expr) => {
+                match $self {
+                    $( Cc::$variant($c) => $e, )*
+                    Cc::Boxed($c) => $e,
+                }
+            };
+        }
+
+        /// Every built-in algorithm with its parameters.
+        pub fn catalog() -> Vec<AlgorithmInfo> {
+            vec![$( AlgorithmInfo {
+                name: crate::algorithms::$module::NAME,
+                summary: $summary,
+                reference: $reference,
+                params: crate::algorithms::$module::params(),
+            }, )*]
+        }
+
+        /// Builds the algorithm registered under `name` with validated parameters.
+        pub fn build(name: &str, params: &ParamMap, init: &CcInit) -> Result<Cc, CcError> {
+            $( if name == crate::algorithms::$module::NAME {
+                return Ok(Cc::$variant(crate::algorithms::$module::$ty::new(params, init)?));
+            } )*
+            Err(CcError::UnknownAlgorithm {
+                name: name.to_string(),
+                known: catalog().iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
+            })
+        }
+    };
+}
+
+builtin_algorithms! {
+    NewReno => newreno::NewReno,
+        "loss-based AIMD: slow start, +1 MSS per RTT, halve on loss",
+        "RFC 5681, RFC 6582, RFC 3465";
+}
+
+impl CongestionControl for Cc {
+    fn name(&self) -> &'static str {
+        dispatch!(self, c => c.name())
+    }
+    fn init(&mut self, w: &mut Window) {
+        dispatch!(self, c => c.init(w))
+    }
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
+        dispatch!(self, c => c.on_ack(w, ack))
+    }
+    fn on_round(&mut self, w: &mut Window, round: &RoundSample) {
+        dispatch!(self, c => c.on_round(w, round))
+    }
+    fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64 {
+        dispatch!(self, c => c.ssthresh_after_loss(w, loss))
+    }
+    fn on_recovery_exit(&mut self, w: &mut Window, exit: &RecoveryExit) {
+        dispatch!(self, c => c.on_recovery_exit(w, exit))
+    }
+    fn metrics(&self) -> Vec<Metric> {
+        dispatch!(self, c => c.metrics())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Script;
+
+    #[test]
+    fn build_by_name_and_reject_unknown() {
+        let init = Script::<crate::testkit::FixedWindow>::init(1448, 3, 2);
+        let cc = build("newreno", &ParamMap::new(), &init).unwrap();
+        assert_eq!(cc.name(), "newreno");
+        let e = build("cubic", &ParamMap::new(), &init).err().unwrap();
+        assert!(e.to_string().contains("unknown algorithm \"cubic\""), "{e}");
+        assert!(e.to_string().contains("newreno"));
+    }
+
+    #[test]
+    fn catalog_lists_names_with_documented_parameters() {
+        for info in catalog() {
+            assert!(!info.summary.is_empty());
+            for p in &info.params {
+                assert!(!p.doc.is_empty(), "{}.{} has no doc", info.name, p.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Scripted-event test kit: drive one algorithm through a hand-written sequence of ACKs, rounds,
+//! losses and recoveries, with a simulated clock, and check its window after each step (smoltcp
+//! `congestion/reno.rs`, s2n-quic `recovery/cubic/tests.rs`). The machine's own window changes on loss
+//! (cwnd = ssthresh on fast retransmit, one MSS after a timeout) are applied here exactly as
+//! `ccsim-core` applies them, so a scripted expectation holds in the simulator too.
+//!
+//! Also home of [`FixedWindow`], the test-only controller that proves the seam.
+
+use std::time::Duration;
+
+use crate::{
+    AckSample, CcInit, CongestionControl, LossEvent, LossKind, Metric, RecoveryExit, Rng, RoundSample, Time, Window,
+};
+
+/// A scripted connection around one algorithm.
+pub struct Script<C: CongestionControl> {
+    pub cc: C,
+    pub w: Window,
+    pub now: Time,
+    /// RTT reported with each ACK (raw sample); `None` reports no sample.
+    pub rtt: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    pub max_rtt: Option<Duration>,
+    pub in_recovery: bool,
+    pub cwnd_limited: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub delivered: u64,
+    /// Time that passes before each ACK.
+    pub ack_spacing: Duration,
+    pub rounds: u64,
+}
+
+impl<C: CongestionControl> Script<C> {
+    /// The construction context a test passes to the algorithm: `iw_segments` initial window.
+    pub fn init(mss: u64, iw_segments: u64, abc_limit_segments: u32) -> CcInit {
+        CcInit { mss_bytes: mss, initial_cwnd_bytes: iw_segments * mss, abc_limit_segments, rng: Rng::new(42, 0) }
+    }
+
+    pub fn new(mut cc: C, init: CcInit) -> Script<C> {
+        let mut w = Window::new(init.initial_cwnd_bytes, init.mss_bytes);
+        cc.init(&mut w);
+        Script {
+            cc,
+            w,
+            now: Time::ZERO,
+            rtt: Some(Duration::from_millis(40)),
+            min_rtt: None,
+            max_rtt: None,
+            in_recovery: false,
+            cwnd_limited: true,
+            snd_una: 0,
+            snd_nxt: init.initial_cwnd_bytes,
+            delivered: 0,
+            ack_spacing: Duration::from_millis(1),
+            rounds: 0,
+        }
+    }
+
+    fn sample(&mut self, bytes_acked: u64, is_dupack: bool) -> AckSample {
+        self.now += self.ack_spacing;
+        if let Some(r) = self.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.max_rtt = Some(self.max_rtt.map_or(r, |m| m.max(r)));
+        }
+        self.snd_una += bytes_acked;
+        self.delivered += bytes_acked;
+        // A cwnd-limited sender refills the window: snd_nxt stays one cwnd ahead.
+        self.snd_nxt = self.snd_nxt.max(self.snd_una + self.w.cwnd_bytes);
+        AckSample {
+            now: self.now,
+            bytes_acked,
+            bytes_sacked: 0,
+            is_dupack,
+            rtt: self.rtt,
+            min_rtt: self.min_rtt,
+            max_rtt: self.max_rtt,
+            srtt: self.rtt,
+            bytes_in_flight: self.snd_nxt - self.snd_una,
+            delivered_bytes: self.delivered,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            in_recovery: self.in_recovery,
+            cwnd_limited: self.cwnd_limited,
+        }
+    }
+
+    /// An ACK of `bytes` of new data.
+    pub fn ack(&mut self, bytes: u64) -> &Window {
+        let s = self.sample(bytes, false);
+        self.cc.on_ack(&mut self.w, &s);
+        &self.w
+    }
+
+    /// An ACK of new data carrying a specific RTT sample.
+    pub fn ack_rtt(&mut self, bytes: u64, rtt: Duration) -> &Window {
+        self.rtt = Some(rtt);
+        self.ack(bytes)
+    }
+
+    pub fn dupack(&mut self) -> &Window {
+        let s = self.sample(0, true);
+        self.cc.on_ack(&mut self.w, &s);
+        &self.w
+    }
+
+    /// A round ends now with the given RTT statistics.
+    pub fn round(&mut self, max_rtt_in_round: Duration) -> &Window {
+        let r = RoundSample {
+            now: self.now,
+            index: self.rounds,
+            rtt: self.rtt,
+            max_rtt_in_round: Some(max_rtt_in_round),
+            min_rtt_in_round: self.rtt,
+            min_rtt: self.min_rtt,
+            delivered_bytes: self.w.cwnd_bytes,
+            duration: self.rtt.unwrap_or_default(),
+        };
+        self.rounds += 1;
+        self.cc.on_round(&mut self.w, &r);
+        &self.w
+    }
+
+    fn loss(&mut self, kind: LossKind, flight: u64) -> u64 {
+        let ev = LossEvent { now: self.now, kind, bytes_in_flight: flight, min_rtt: self.min_rtt, srtt: self.rtt };
+        let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev);
+        self.w.ssthresh_bytes = ssthresh;
+        ssthresh
+    }
+
+    /// Three duplicate ACKs: the machine stores the returned ssthresh, sets cwnd = ssthresh (RFC 6675;
+    /// RFC 6582 inflation is the machine's, outside the algorithm's window) and enters recovery.
+    pub fn loss_fast_retransmit(&mut self, flight: u64) -> u64 {
+        let ss = self.loss(LossKind::FastRetransmit, flight);
+        self.w.set_cwnd(ss);
+        self.in_recovery = true;
+        ss
+    }
+
+    /// A retransmission timeout: ssthresh from the algorithm, cwnd = one MSS (RFC 5681 loss window).
+    pub fn loss_timeout(&mut self, flight: u64, backoff: u32) -> u64 {
+        let ss = self.loss(LossKind::Timeout { backoff }, flight);
+        self.w.set_cwnd(self.w.mss_bytes);
+        self.in_recovery = true;
+        ss
+    }
+
+    pub fn exit_recovery(&mut self, flight: u64, after_timeout: bool) -> &Window {
+        self.in_recovery = false;
+        let ex = RecoveryExit { now: self.now, bytes_in_flight: flight, after_timeout };
+        self.cc.on_recovery_exit(&mut self.w, &ex);
+        &self.w
+    }
+
+    pub fn advance(&mut self, d: Duration) {
+        self.now += d;
+    }
+
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.cc.metrics().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+}
+
+/// Test-only controller with a constant window: proves the seam (a window the machine never grows
+/// or halves on its own) and exercises the boxed-trait escape hatch.
+#[derive(Clone, Debug)]
+pub struct FixedWindow {
+    pub cwnd_bytes: u64,
+    pub acks_seen: u64,
+    pub losses_seen: u64,
+    pub rounds_seen: u64,
+}
+
+impl FixedWindow {
+    pub fn new(cwnd_bytes: u64) -> FixedWindow {
+        FixedWindow { cwnd_bytes, acks_seen: 0, losses_seen: 0, rounds_seen: 0 }
+    }
+}
+
+impl CongestionControl for FixedWindow {
+    fn name(&self) -> &'static str {
+        "fixed_window"
+    }
+    fn init(&mut self, w: &mut Window) {
+        w.set_cwnd(self.cwnd_bytes);
+    }
+    fn on_ack(&mut self, w: &mut Window, _ack: &AckSample) {
+        self.acks_seen += 1;
+        w.set_cwnd(self.cwnd_bytes);
+    }
+    fn on_round(&mut self, _w: &mut Window, _round: &RoundSample) {
+        self.rounds_seen += 1;
+    }
+    fn ssthresh_after_loss(&mut self, _w: &Window, _loss: &LossEvent) -> u64 {
+        self.losses_seen += 1;
+        self.cwnd_bytes
+    }
+    fn on_recovery_exit(&mut self, w: &mut Window, _exit: &RecoveryExit) {
+        w.set_cwnd(self.cwnd_bytes);
+    }
+    fn metrics(&self) -> Vec<Metric> {
+        vec![("acks_seen", self.acks_seen as f64), ("rounds_seen", self.rounds_seen as f64)]
+    }
+}
