@@ -1,0 +1,62 @@
+//! Queue disciplines behind one trait. A discipline decides admission when a packet arrives at a link's
+//! output queue, given the queue's occupancy; the link owns the packets and the FIFO service. Drop-tail
+//! now; RED (Floyd & Jacobson 1993) plugs in here later, since it too decides at enqueue time from the
+//! (average) queue and the idle time. A dequeue-time AQM (CoDel) would need a second hook.
+
+use ccsim_cc::{Rng, Time};
+
+use crate::scenario::QueueSpec;
+
+/// Occupancy of an output queue at an arrival, not counting the packet being transmitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueState {
+    pub pkts: u64,
+    pub bytes: u64,
+    /// When the link went idle, if it is idle now (RED's idle-time correction needs it).
+    pub idle_since: Option<Time>,
+}
+
+pub trait QueueDiscipline: Send {
+    /// True if the arriving packet of `bytes` may join the queue.
+    fn admit(&mut self, now: Time, bytes: u64, q: QueueState, rng: &mut Rng) -> bool;
+    fn name(&self) -> &'static str;
+}
+
+/// Tail drop at a limit in packets and/or bytes (dummynet, Linux `pfifo`/`bfifo`, ns-3 `TxQueue`).
+#[derive(Clone, Debug)]
+pub struct DropTail {
+    pub limit_pkts: Option<u64>,
+    pub limit_bytes: Option<u64>,
+}
+
+impl QueueDiscipline for DropTail {
+    fn admit(&mut self, _now: Time, bytes: u64, q: QueueState, _rng: &mut Rng) -> bool {
+        self.limit_pkts.map_or(true, |l| q.pkts < l) && self.limit_bytes.map_or(true, |l| q.bytes + bytes <= l)
+    }
+    fn name(&self) -> &'static str {
+        "droptail"
+    }
+}
+
+pub fn build(spec: &QueueSpec) -> Box<dyn QueueDiscipline> {
+    match *spec {
+        QueueSpec::Droptail { limit_pkts, limit_bytes } => Box::new(DropTail { limit_pkts, limit_bytes }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn droptail_drops_at_packet_and_byte_limits() {
+        let mut rng = Rng::new(1, 1);
+        let mut q = DropTail { limit_pkts: Some(2), limit_bytes: None };
+        let s = |pkts, bytes| QueueState { pkts, bytes, idle_since: None };
+        assert!(q.admit(Time::ZERO, 1500, s(1, 1500), &mut rng));
+        assert!(!q.admit(Time::ZERO, 1500, s(2, 3000), &mut rng));
+        let mut q = DropTail { limit_pkts: None, limit_bytes: Some(3000) };
+        assert!(q.admit(Time::ZERO, 1500, s(1, 1500), &mut rng));
+        assert!(!q.admit(Time::ZERO, 1500, s(2, 3000), &mut rng));
+    }
+}

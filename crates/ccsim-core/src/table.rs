@@ -1,0 +1,93 @@
+//! Column-oriented output tables handed to the front end (which turns them into Arrow / pandas).
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    Str(Vec<String>),
+    Bool(Vec<bool>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::Str(v) => v.len(),
+            Column::Bool(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A table: named columns of equal length, in a fixed order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn f64(&self, name: &str) -> &[f64] {
+        match self.column(name) {
+            Some(Column::F64(v)) => v,
+            _ => panic!("no f64 column {name}"),
+        }
+    }
+    pub fn u64(&self, name: &str) -> &[u64] {
+        match self.column(name) {
+            Some(Column::U64(v)) => v,
+            _ => panic!("no u64 column {name}"),
+        }
+    }
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+}
+
+/// Builds a table row by row: `row.f64("x", 1.0)` appends to column "x", creating it on first use.
+#[derive(Default)]
+pub struct TableBuilder {
+    table: Table,
+}
+
+impl TableBuilder {
+    fn col(&mut self, name: &str, make: impl FnOnce() -> Column) -> &mut Column {
+        if let Some(i) = self.table.columns.iter().position(|(n, _)| n == name) {
+            return &mut self.table.columns[i].1;
+        }
+        self.table.columns.push((name.to_string(), make()));
+        &mut self.table.columns.last_mut().unwrap().1
+    }
+    pub fn f64(&mut self, name: &str, v: f64) -> &mut Self {
+        if let Column::F64(c) = self.col(name, || Column::F64(Vec::new())) {
+            c.push(v);
+        }
+        self
+    }
+    pub fn u64(&mut self, name: &str, v: u64) -> &mut Self {
+        if let Column::U64(c) = self.col(name, || Column::U64(Vec::new())) {
+            c.push(v);
+        }
+        self
+    }
+    pub fn str(&mut self, name: &str, v: &str) -> &mut Self {
+        if let Column::Str(c) = self.col(name, || Column::Str(Vec::new())) {
+            c.push(v.to_string());
+        }
+        self
+    }
+    pub fn bool(&mut self, name: &str, v: bool) -> &mut Self {
+        if let Column::Bool(c) = self.col(name, || Column::Bool(Vec::new())) {
+            c.push(v);
+        }
+        self
+    }
+    pub fn finish(self) -> Table {
+        self.table
+    }
+}

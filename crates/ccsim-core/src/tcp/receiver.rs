@@ -1,0 +1,194 @@
+//! The TCP receiver: cumulative ACKs, out-of-order buffering, SACK blocks (RFC 2018) and optional
+//! delayed ACKs (RFC 5681 section 4.2: an ACK at least every second full-sized segment and within the
+//! delayed-ACK timeout; an immediate ACK for an out-of-order segment and for one that fills a hole).
+//!
+//! The receiving application reads in-order data at once, so the advertised window stays at the
+//! configured cap (`rwnd_bytes`); goodput is the in-order byte count delivered to that application.
+
+use ccsim_cc::Time;
+
+use crate::packet::{ack_wire_bytes, Packet, PacketKind, MAX_SACK_BLOCKS};
+
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    flow: u32,
+    delayed_ack: bool,
+    mss: u64,
+    /// Next in-order byte expected; equals the unique bytes delivered to the application.
+    pub rcv_nxt: u64,
+    /// Buffered out-of-order ranges above rcv_nxt, sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// SACK blocks in the order they are reported: the most recently changed first.
+    recent_blocks: Vec<(u64, u64)>,
+    /// Full segments received since the last ACK (delayed-ACK counting).
+    unacked_segments: u32,
+    /// Send time and retransmission flag of the segment whose arrival is to be echoed.
+    echo: (Time, bool),
+    /// Deadline of the delayed-ACK timer, if an ACK is being held back.
+    pub delack_deadline: Option<Time>,
+    pub acks_sent: u64,
+    pub dup_segments: u64,
+}
+
+impl Receiver {
+    pub fn new(flow: u32, delayed_ack: bool, mss: u64) -> Receiver {
+        Receiver {
+            flow,
+            delayed_ack,
+            mss,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            recent_blocks: Vec::new(),
+            unacked_segments: 0,
+            echo: (Time::ZERO, false),
+            delack_deadline: None,
+            acks_sent: 0,
+            dup_segments: 0,
+        }
+    }
+
+    /// Handles an arriving data segment. Returns an ACK to send now, if any; when an ACK is held
+    /// back, `delack_deadline` is set and the caller arms the timer.
+    pub fn on_data(&mut self, now: Time, pkt: &Packet, delack_timeout: std::time::Duration) -> Option<Packet> {
+        let (start, end) = (pkt.seq, pkt.seq + pkt.len as u64);
+        self.echo = (pkt.tx_time, pkt.retx);
+        if end <= self.rcv_nxt {
+            // Entirely old data (a spurious retransmission): ACK at once (RFC 5681 4.2).
+            self.dup_segments += 1;
+            return Some(self.make_ack());
+        }
+        if start > self.rcv_nxt {
+            // Out of order: buffer it and send an immediate duplicate ACK with SACK blocks.
+            self.insert_ooo(start, end);
+            return Some(self.make_ack());
+        }
+        // In order (possibly overlapping old data).
+        let had_hole = !self.ooo.is_empty();
+        self.rcv_nxt = end;
+        while let Some(&(a, b)) = self.ooo.first() {
+            if a > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(b);
+            self.ooo.remove(0);
+        }
+        self.recent_blocks.retain(|&(_, b)| b > self.rcv_nxt);
+        if had_hole || !self.delayed_ack {
+            return Some(self.make_ack());
+        }
+        if pkt.len as u64 >= self.mss {
+            self.unacked_segments += 1;
+        }
+        if self.unacked_segments >= 2 {
+            return Some(self.make_ack());
+        }
+        if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + delack_timeout);
+        }
+        None
+    }
+
+    /// The delayed-ACK timer fired: send the held-back ACK, if one is still held.
+    pub fn on_delack_timer(&mut self, now: Time) -> Option<Packet> {
+        match self.delack_deadline {
+            Some(d) if d <= now => Some(self.make_ack()),
+            _ => None,
+        }
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        let (mut s, mut e) = (start, end);
+        self.ooo.retain(|&(a, b)| {
+            if b < s || a > e {
+                true
+            } else {
+                s = s.min(a);
+                e = e.max(b);
+                false
+            }
+        });
+        let pos = self.ooo.partition_point(|&(a, _)| a < s);
+        self.ooo.insert(pos, (s, e));
+        // RFC 2018 section 4: the first block reports the range holding the newest segment, then
+        // the most recently reported other blocks.
+        self.recent_blocks.retain(|&(a, b)| b < s || a > e);
+        self.recent_blocks.insert(0, (s, e));
+        self.recent_blocks.truncate(MAX_SACK_BLOCKS);
+    }
+
+    fn make_ack(&mut self) -> Packet {
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+        self.acks_sent += 1;
+        let mut sack = [(0, 0); MAX_SACK_BLOCKS];
+        let n = self.recent_blocks.len().min(MAX_SACK_BLOCKS);
+        sack[..n].copy_from_slice(&self.recent_blocks[..n]);
+        Packet {
+            flow: self.flow,
+            kind: PacketKind::Ack,
+            hop: 0,
+            n_sack: n as u8,
+            retx: self.echo.1,
+            wire_bytes: ack_wire_bytes(n),
+            len: 0,
+            seq: self.rcv_nxt,
+            tx_time: self.echo.0,
+            enqueued_at: Time::ZERO,
+            sack,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const MSS: u64 = 1000;
+    const DELACK: Duration = Duration::from_millis(100);
+
+    fn seg(seq: u64) -> Packet {
+        Packet::data(0, seq, MSS as u32, 52, Time::ZERO, false)
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_and_on_timer() {
+        let mut r = Receiver::new(0, true, MSS);
+        assert!(r.on_data(Time(1), &seg(0), DELACK).is_none());
+        assert_eq!(r.delack_deadline, Some(Time(1) + DELACK));
+        let ack = r.on_data(Time(2), &seg(1000), DELACK).expect("second segment is ACKed");
+        assert_eq!(ack.seq, 2000);
+        assert!(r.on_data(Time(3), &seg(2000), DELACK).is_none());
+        assert!(r.on_delack_timer(Time(50)).is_none(), "not yet due");
+        let ack = r.on_delack_timer(Time(3) + DELACK).expect("timer ACK");
+        assert_eq!(ack.seq, 3000);
+    }
+
+    #[test]
+    fn out_of_order_gets_immediate_dupack_with_sack_and_hole_fill_acks_at_once() {
+        let mut r = Receiver::new(0, true, MSS);
+        r.on_data(Time(1), &seg(0), DELACK);
+        let d1 = r.on_data(Time(2), &seg(2000), DELACK).unwrap();
+        assert_eq!(d1.seq, 1000);
+        assert_eq!(d1.sack_blocks(), &[(2000, 3000)]);
+        let d2 = r.on_data(Time(3), &seg(4000), DELACK).unwrap();
+        assert_eq!(d2.sack_blocks(), &[(4000, 5000), (2000, 3000)], "newest block first");
+        let d3 = r.on_data(Time(4), &seg(3000), DELACK).unwrap();
+        assert_eq!(d3.sack_blocks(), &[(2000, 5000)], "merged range reported first");
+        let full = r.on_data(Time(5), &seg(1000), DELACK).expect("filling the hole is ACKed at once");
+        assert_eq!(full.seq, 5000);
+        assert_eq!(full.n_sack, 0);
+        assert_eq!(r.rcv_nxt, 5000);
+    }
+
+    #[test]
+    fn ack_echoes_send_time_of_the_segment_that_caused_it() {
+        let mut r = Receiver::new(0, false, MSS);
+        let mut s = seg(0);
+        s.tx_time = Time(777);
+        s.retx = true;
+        let ack = r.on_data(Time(1000), &s, DELACK).unwrap();
+        assert_eq!(ack.tx_time, Time(777));
+        assert!(ack.retx);
+    }
+}

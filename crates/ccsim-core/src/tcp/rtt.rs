@@ -1,0 +1,120 @@
+//! RTT measurement of one connection.
+//!
+//! * The RFC 6298 estimator (SRTT, RTTVAR, RTO) with Karn's rule, exponential backoff and the
+//!   configured minimum and maximum.
+//! * Raw per-ACK samples for the algorithms: lifetime minimum and maximum (never smoothed, never
+//!   decayed, as FreeBSD h_ertt) and per-round minimum and maximum.
+
+use std::time::Duration;
+
+/// RFC 6298 retransmission-timer state.
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    pub srtt: Option<Duration>,
+    pub rttvar: Duration,
+    rto: Duration,
+    min_rto: Duration,
+    max_rto: Duration,
+    /// Clock granularity G of RFC 6298 (the simulator's clock is exact; 1 ms mimics FreeBSD hz=1000).
+    granularity: Duration,
+    /// Number of consecutive expiries without a fresh sample; the timer runs at rto * 2^backoff.
+    pub backoff: u32,
+    pub latest: Option<Duration>,
+    pub min: Option<Duration>,
+    pub max: Option<Duration>,
+}
+
+impl RttEstimator {
+    pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration) -> RttEstimator {
+        RttEstimator {
+            srtt: None,
+            rttvar: Duration::ZERO,
+            rto: initial_rto,
+            min_rto,
+            max_rto,
+            granularity: Duration::from_millis(1),
+            backoff: 0,
+            latest: None,
+            min: None,
+            max: None,
+        }
+    }
+
+    /// Records a raw sample for the algorithms (min/max/latest) without touching the RTO estimator.
+    pub fn observe(&mut self, r: Duration) {
+        self.latest = Some(r);
+        self.min = Some(self.min.map_or(r, |m| m.min(r)));
+        self.max = Some(self.max.map_or(r, |m| m.max(r)));
+    }
+
+    /// RFC 6298 section 2.2/2.3: folds a valid sample into SRTT/RTTVAR, recomputes RTO and, since
+    /// the sample came from a segment that was not retransmitted (Karn), clears the backoff (5.7).
+    pub fn update_rto(&mut self, r: Duration) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(srtt) => {
+                let diff = if srtt > r { srtt - r } else { r - srtt };
+                self.rttvar = self.rttvar * 3 / 4 + diff / 4;
+                self.srtt = Some(srtt * 7 / 8 + r / 8);
+            }
+        }
+        let srtt = self.srtt.unwrap_or(r);
+        self.rto = (srtt + self.granularity.max(self.rttvar * 4)).clamp(self.min_rto, self.max_rto);
+        self.backoff = 0;
+    }
+
+    /// The current timer value: RTO doubled per expiry (RFC 6298 5.5), capped at the maximum.
+    pub fn rto(&self) -> Duration {
+        let factor = 1u32.checked_shl(self.backoff.min(30)).unwrap_or(u32::MAX);
+        self.rto.saturating_mul(factor).min(self.max_rto)
+    }
+
+    /// RFC 6298 5.5: back off the timer after an expiry.
+    pub fn on_timeout(&mut self) {
+        self.backoff = self.backoff.saturating_add(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    #[test]
+    fn first_sample_then_smoothing_per_rfc6298() {
+        let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
+        assert_eq!(e.rto(), ms(1000), "initial RTO 1 s");
+        e.update_rto(ms(100));
+        assert_eq!(e.srtt, Some(ms(100)));
+        assert_eq!(e.rttvar, ms(50));
+        assert_eq!(e.rto(), ms(300), "100 + 4*50");
+        e.update_rto(ms(200));
+        // rttvar = 3/4*50 + 1/4*100 = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5; rto = 112.5 + 250 = 362.5
+        assert_eq!(e.rttvar, Duration::from_micros(62_500));
+        assert_eq!(e.srtt, Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rto(), Duration::from_micros(362_500));
+    }
+
+    #[test]
+    fn minimum_rto_applies_and_backoff_doubles_until_fresh_sample() {
+        let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
+        e.update_rto(ms(10));
+        assert_eq!(e.rto(), ms(200), "clamped to min RTO");
+        e.on_timeout();
+        assert_eq!(e.rto(), ms(400));
+        e.on_timeout();
+        assert_eq!(e.rto(), ms(800));
+        for _ in 0..20 {
+            e.on_timeout();
+        }
+        assert_eq!(e.rto(), ms(60_000), "capped at max RTO");
+        e.update_rto(ms(10));
+        assert_eq!(e.rto(), ms(200), "a valid sample clears the backoff");
+    }
+}

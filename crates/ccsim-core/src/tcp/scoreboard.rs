@@ -1,0 +1,116 @@
+//! The SACK scoreboard of RFC 6675 section 3: which sequence ranges above snd_una the receiver has
+//! reported (RFC 2018), and the loss rule IsLost() derived from it.
+
+/// Sorted, disjoint, non-adjacent ranges [start, end) of SACKed bytes, all above snd_una.
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl Scoreboard {
+    pub fn clear(&mut self) {
+        self.ranges.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Adds a reported block; returns the number of bytes newly covered.
+    pub fn add(&mut self, start: u64, end: u64, snd_una: u64) -> u64 {
+        let start = start.max(snd_una);
+        if end <= start {
+            return 0;
+        }
+        let before = self.total();
+        let mut s = start;
+        let mut e = end;
+        self.ranges.retain(|&(a, b)| {
+            if b < s || a > e {
+                true
+            } else {
+                s = s.min(a);
+                e = e.max(b);
+                false
+            }
+        });
+        let pos = self.ranges.partition_point(|&(a, _)| a < s);
+        self.ranges.insert(pos, (s, e));
+        self.total() - before
+    }
+
+    /// Drops everything below the new cumulative ACK.
+    pub fn advance(&mut self, snd_una: u64) {
+        self.ranges.retain(|&(_, b)| b > snd_una);
+        if let Some(first) = self.ranges.first_mut() {
+            first.0 = first.0.max(snd_una);
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.ranges.iter().map(|(a, b)| b - a).sum()
+    }
+
+    /// SACKed bytes inside [from, to).
+    pub fn sacked_in(&self, from: u64, to: u64) -> u64 {
+        self.ranges.iter().map(|&(a, b)| b.min(to).saturating_sub(a.max(from))).sum()
+    }
+
+    /// If `seq` lies in a SACKed range, the end of that range.
+    pub fn sacked_until(&self, seq: u64) -> Option<u64> {
+        self.ranges.iter().find(|&&(a, b)| a <= seq && seq < b).map(|&(_, b)| b)
+    }
+
+    /// End of the highest SACKed range (RFC 6675 HighACK + 1), if any.
+    pub fn highest(&self) -> Option<u64> {
+        self.ranges.last().map(|&(_, b)| b)
+    }
+
+    /// RFC 6675 IsLost(): a segment [s, s + len) is lost when more than (DupThresh - 1) * MSS bytes
+    /// above it are SACKed. Returns the bound `x` such that exactly the segments with
+    /// `s + len <= x` are lost (x = 0 when none are).
+    pub fn lost_bound(&self, dupthresh: u32, mss: u64) -> u64 {
+        let need = (dupthresh.saturating_sub(1) as u64) * mss + 1;
+        let mut above = 0;
+        for &(a, b) in self.ranges.iter().rev() {
+            if above + (b - a) >= need {
+                return b - (need - above);
+            }
+            above += b - a;
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_merge_and_advance_trims() {
+        let mut sb = Scoreboard::default();
+        assert_eq!(sb.add(3000, 4000, 1000), 1000);
+        assert_eq!(sb.add(5000, 6000, 1000), 1000);
+        assert_eq!(sb.add(4000, 5000, 1000), 1000, "fills the gap: one range");
+        assert_eq!(sb.add(3500, 4500, 1000), 0, "already covered");
+        assert_eq!(sb.total(), 3000);
+        assert_eq!(sb.highest(), Some(6000));
+        sb.advance(4500);
+        assert_eq!(sb.total(), 1500);
+        assert_eq!(sb.sacked_until(5000), Some(6000));
+        assert_eq!(sb.sacked_until(4000), None);
+    }
+
+    #[test]
+    fn is_lost_needs_more_than_two_segments_sacked_above() {
+        let mss = 1000;
+        let mut sb = Scoreboard::default();
+        sb.add(1000, 3000, 0); // two segments SACKed above segment [0, 1000)
+        let x = sb.lost_bound(3, mss);
+        assert!(0 + mss > x, "2 segments above: not lost (x={x})");
+        sb.add(3000, 4000, 0); // third segment SACKed
+        let x = sb.lost_bound(3, mss);
+        assert!(0 + mss <= x, "3 segments above: lost (x={x})");
+        assert!(1000 + mss > x, "segment [1000,2000) is SACKed anyway; bound stays below it");
+    }
+}

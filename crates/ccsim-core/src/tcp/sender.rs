@@ -1,0 +1,495 @@
+//! The TCP sender: the machine that owns sequence space, duplicate-ACK counting, retransmission,
+//! the RTO timer and the loss-recovery state, and drives one congestion controller through the
+//! `ccsim_cc::CongestionControl` seam.
+//!
+//! Mechanisms and where they come from:
+//! * Byte sequence numbers from 0; full-sized segments of `mss_bytes` (the last of a finite transfer
+//!   may be shorter); wire size = payload + `header_bytes`.
+//! * Slow start / congestion avoidance: the algorithm's (RFC 5681 section 3.1, RFC 3465 ABC).
+//! * Fast retransmit on the `dupack_threshold`-th duplicate ACK (RFC 5681 section 3.2), guarded by
+//!   RFC 6582 section 3.2 step 1: only when the cumulative ACK has reached `recover` (the highest
+//!   sequence sent at the last fast retransmit or timeout). This guard is what keeps a sender without
+//!   SACK from re-entering fast retransmit on the duplicate ACKs caused by its own go-back-N after an
+//!   RTO (the ns-3 3.44 failure; see `docs/choices.md`).
+//! * Without SACK: NewReno fast recovery (RFC 6582 section 3.2): cwnd = ssthresh + 3 MSS, +1 MSS
+//!   per further duplicate ACK; a partial ACK retransmits the first unacknowledged segment, deflates
+//!   the window by the amount acked and adds back one MSS if at least one MSS was acked, and resets the
+//!   RTO timer only for the first partial ACK ("impatient" variant); the full ACK ends recovery and the
+//!   algorithm sets cwnd (RFC 6582 step 3 option 1 by default).
+//! * With SACK (RFC 2018, on by default as on FreeBSD and Linux): conservative SACK-based loss recovery
+//!   of RFC 6675: scoreboard, IsLost(), pipe, NextSeg() rules 1-3 (rule 4, the rescue retransmission,
+//!   is not implemented), cwnd = ssthresh at entry.
+//! * Limited transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
+//! * RTO (RFC 6298): SRTT/RTTVAR, minimum and maximum RTO, Karn's rule (no sample from an ACK whose
+//!   echoed segment was a retransmission), exponential backoff kept until a valid sample, timer started
+//!   when data is sent and none runs, restarted on each ACK of new data, stopped when all is acked. On
+//!   expiry: ssthresh from the algorithm, cwnd = 1 MSS (RFC 5681 loss window), recover = highest sent,
+//!   go-back-N from snd_una; the SACK scoreboard is cleared as FreeBSD does (RFC 2018 section 8) and
+//!   segments SACKed again afterwards are skipped while going back.
+//! * Per-ACK RTT samples: the ACK echoes the send time of the segment that caused it (the timestamp
+//!   option, RFC 7323); the sample is `now - echo`, withheld when that segment was a retransmission.
+//!   Lifetime min and max, and a once-per-round event: a round ends when the first segment sent after
+//!   the previous round ended is acknowledged (FreeBSD h_ertt's marked packet).
+
+use std::time::Duration;
+
+use ccsim_cc::{
+    AckSample, Cc, CcInit, CongestionControl, LossEvent, LossKind, RecoveryExit, RoundSample, Time, Window,
+};
+
+use crate::packet::Packet;
+use crate::scenario::TcpConfig;
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::Scoreboard;
+
+/// Cumulative counters of one sender.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    pub data_pkts_sent: u64,
+    pub payload_bytes_sent: u64,
+    pub wire_bytes_sent: u64,
+    pub retransmits: u64,
+    pub retransmitted_bytes: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub rounds: u64,
+}
+
+/// Marked-packet round tracking (FreeBSD h_ertt).
+#[derive(Clone, Debug, Default)]
+struct Round {
+    marker: Option<u64>,
+    index: u64,
+    started: Time,
+    delivered_at_start: u64,
+    max_rtt: Option<Duration>,
+    min_rtt: Option<Duration>,
+}
+
+pub struct Sender {
+    flow: u32,
+    mss: u64,
+    header: u32,
+    dupthresh: u32,
+    sack: bool,
+    limited_transmit: bool,
+    rwnd: u64,
+    pub cc: Cc,
+    pub w: Window,
+    pub snd_una: u64,
+    /// Next sequence to send; below snd_max only while going back after a timeout.
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    /// Sequence number the application's data ends at (u64::MAX while backlogged).
+    app_end: u64,
+    pub dupacks: u32,
+    pub recover: u64,
+    pub in_fast_recovery: bool,
+    /// Waiting for `recover` to be acked after a timeout (reported to the algorithm at the end).
+    in_rto_recovery: bool,
+    /// RFC 6582 window inflation on top of cwnd (without SACK).
+    inflation: i64,
+    partial_ack_seen: bool,
+    pub scoreboard: Scoreboard,
+    high_rxt: u64,
+    pub rtt: RttEstimator,
+    pub rto_deadline: Option<Time>,
+    round: Round,
+    cwnd_limited: bool,
+    pub latest_rtt: Option<Duration>,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(flow: u32, cfg: &TcpConfig, cc: Cc, bytes: Option<u64>) -> Sender {
+        let mss = cfg.mss_bytes;
+        Sender {
+            flow,
+            mss,
+            header: cfg.header_bytes as u32,
+            dupthresh: cfg.dupack_threshold,
+            sack: cfg.sack,
+            limited_transmit: cfg.limited_transmit,
+            rwnd: cfg.rwnd_bytes,
+            cc,
+            w: Window::new(cfg.initial_window_pkts * mss, mss),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_end: bytes.unwrap_or(u64::MAX),
+            dupacks: 0,
+            recover: 0,
+            in_fast_recovery: false,
+            in_rto_recovery: false,
+            inflation: 0,
+            partial_ack_seen: false,
+            scoreboard: Scoreboard::default(),
+            high_rxt: 0,
+            rtt: RttEstimator::new(
+                Duration::from_nanos(cfg.initial_rto_ns),
+                Duration::from_nanos(cfg.min_rto_ns),
+                Duration::from_nanos(cfg.max_rto_ns),
+            ),
+            rto_deadline: None,
+            round: Round::default(),
+            cwnd_limited: true,
+            latest_rtt: None,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// The construction context for this flow's algorithm.
+    pub fn cc_init(cfg: &TcpConfig, rng: ccsim_cc::Rng) -> CcInit {
+        CcInit {
+            mss_bytes: cfg.mss_bytes,
+            initial_cwnd_bytes: cfg.initial_window_pkts * cfg.mss_bytes,
+            abc_limit_segments: cfg.abc_limit,
+            rng,
+        }
+    }
+
+    /// The application starts offering data.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.cc.init(&mut self.w);
+        self.round.started = now;
+        self.try_send(now, out);
+    }
+
+    /// The application stops offering new data; what was sent is still delivered reliably.
+    pub fn stop(&mut self) {
+        self.app_end = self.app_end.min(self.snd_max);
+    }
+
+    /// All the application's data has been acknowledged.
+    pub fn done(&self) -> bool {
+        self.snd_una >= self.app_end
+    }
+
+    fn seg_len(&self, seq: u64) -> u64 {
+        self.mss.min(self.app_end.saturating_sub(seq))
+    }
+
+    /// RFC 5681 FlightSize: data sent and not cumulatively acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// RFC 6675 pipe: unSACKed bytes not deemed lost, plus retransmitted unSACKed bytes.
+    pub fn pipe(&self) -> u64 {
+        let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
+        // Segments are MSS-aligned, so the lost ones are exactly those below this boundary.
+        let lost_end = (x / self.mss * self.mss).clamp(self.snd_una, self.snd_max);
+        let not_lost = (self.snd_max - lost_end) - self.scoreboard.sacked_in(lost_end, self.snd_max);
+        let hr = self.high_rxt.clamp(self.snd_una, self.snd_max);
+        let retransmitted = (hr - self.snd_una) - self.scoreboard.sacked_in(self.snd_una, hr);
+        not_lost + retransmitted
+    }
+
+    /// Bytes in flight as reported to the algorithm.
+    fn in_flight(&self) -> u64 {
+        if self.in_fast_recovery && self.sack {
+            self.pipe()
+        } else {
+            self.snd_nxt.saturating_sub(self.snd_una)
+        }
+    }
+
+    fn arm_rto_if_idle(&mut self, now: Time) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn restart_rto(&mut self, now: Time) {
+        self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rtt.rto()) } else { None };
+    }
+
+    fn send_segment(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
+        let len = self.seg_len(seq);
+        debug_assert!(len > 0);
+        let retx = seq < self.snd_max;
+        let pkt = Packet::data(self.flow, seq, len as u32, self.header, now, retx);
+        self.stats.data_pkts_sent += 1;
+        self.stats.payload_bytes_sent += len;
+        self.stats.wire_bytes_sent += pkt.wire_bytes as u64;
+        if retx {
+            self.stats.retransmits += 1;
+            self.stats.retransmitted_bytes += len;
+        }
+        self.snd_max = self.snd_max.max(seq + len);
+        if self.round.marker.is_none() {
+            self.round.marker = Some(seq + len);
+        }
+        self.arm_rto_if_idle(now);
+        out.push(pkt);
+        len
+    }
+
+    /// RFC 6675 NextSeg(): the next segment to send during SACK recovery, and whether it is new data.
+    fn next_seg(&self) -> Option<u64> {
+        let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
+        let highest = self.scoreboard.highest().unwrap_or(self.snd_una);
+        let mut s = self.high_rxt.max(self.snd_una);
+        // Rule 1: the first unSACKed segment above HighRxt that IsLost().
+        let mut rule3 = None;
+        while s < self.snd_max {
+            if let Some(end) = self.scoreboard.sacked_until(s) {
+                s = end;
+                continue;
+            }
+            let len = self.seg_len(s).max(1);
+            if s + len <= x {
+                return Some(s);
+            }
+            if rule3.is_none() && s < highest {
+                rule3 = Some(s);
+            }
+            break;
+        }
+        // Rule 2: new data, if the application and the receiver window allow.
+        if self.snd_max < self.app_end && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd {
+            return Some(self.snd_max);
+        }
+        // Rule 3: an unSACKed segment below the highest SACKed one, even if not yet deemed lost.
+        rule3
+    }
+
+    /// Sends what the windows allow.
+    pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        loop {
+            if self.in_fast_recovery && self.sack {
+                if self.pipe() + self.mss > self.w.cwnd_bytes.max(self.mss) {
+                    self.cwnd_limited = true;
+                    return;
+                }
+                match self.next_seg() {
+                    Some(seq) => {
+                        let retransmission = seq < self.snd_max;
+                        let len = self.send_segment(now, seq, out);
+                        if retransmission {
+                            self.high_rxt = self.high_rxt.max(seq + len);
+                        }
+                        self.snd_nxt = self.snd_nxt.max(self.snd_max);
+                    }
+                    None => {
+                        self.cwnd_limited = false;
+                        return;
+                    }
+                }
+                continue;
+            }
+            // Going back after a timeout: skip what the receiver has SACKed since.
+            if self.snd_nxt < self.snd_max {
+                if let Some(end) = self.scoreboard.sacked_until(self.snd_nxt) {
+                    self.snd_nxt = end.min(self.snd_max);
+                    continue;
+                }
+            }
+            if self.snd_nxt >= self.app_end {
+                self.cwnd_limited = false;
+                return;
+            }
+            let len = self.seg_len(self.snd_nxt);
+            if self.snd_nxt + len - self.snd_una > self.rwnd {
+                self.cwnd_limited = false;
+                return;
+            }
+            let mut window = self.w.cwnd_bytes.max(self.mss) as i64;
+            if self.in_fast_recovery {
+                window += self.inflation;
+            } else if self.limited_transmit && self.dupacks > 0 && self.snd_nxt == self.snd_max {
+                window += self.dupacks.min(2) as i64 * self.mss as i64; // RFC 3042
+            }
+            let flight = (self.snd_nxt - self.snd_una) as i64;
+            if flight + len as i64 > window.max(self.mss as i64) {
+                self.cwnd_limited = true;
+                return;
+            }
+            let seq = self.snd_nxt;
+            let sent = self.send_segment(now, seq, out);
+            self.snd_nxt = seq + sent;
+        }
+    }
+
+    fn enter_fast_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.in_fast_recovery = true;
+        self.in_rto_recovery = false;
+        self.recover = self.snd_max;
+        self.partial_ack_seen = false;
+        self.stats.fast_retransmits += 1;
+        let ev = LossEvent {
+            now,
+            kind: LossKind::FastRetransmit,
+            bytes_in_flight: self.flight_size(),
+            min_rtt: self.rtt.min,
+            srtt: self.rtt.srtt,
+        };
+        let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev).max(self.mss);
+        self.w.ssthresh_bytes = ssthresh;
+        self.w.set_cwnd(ssthresh);
+        // Retransmit the first unacknowledged segment (RFC 5681 3.2 step 2 / RFC 6675 step 4.3).
+        let seq = self.snd_una;
+        let len = self.send_segment(now, seq, out);
+        self.high_rxt = seq + len;
+        if !self.sack {
+            self.inflation = self.dupthresh as i64 * self.mss as i64; // cwnd = ssthresh + 3*SMSS
+        }
+        self.try_send(now, out);
+    }
+
+    /// Handles an arriving ACK; packets to send are pushed to `out`. Returns the ACK's RTT sample.
+    pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Duration> {
+        let ackno = ack.seq;
+        if ackno < self.snd_una || ackno > self.snd_max {
+            return None; // old or impossible ACK
+        }
+        let rtt_sample = if !ack.retx && ack.tx_time <= now { Some(now - ack.tx_time) } else { None };
+        if let Some(r) = rtt_sample {
+            self.rtt.observe(r);
+            self.latest_rtt = Some(r);
+            self.round.max_rtt = Some(self.round.max_rtt.map_or(r, |m| m.max(r)));
+            self.round.min_rtt = Some(self.round.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        let newly_acked = ackno - self.snd_una;
+        let mut newly_sacked = 0;
+        if self.sack {
+            for &(a, b) in ack.sack_blocks() {
+                newly_sacked += self.scoreboard.add(a, b.min(self.snd_max), ackno);
+            }
+        }
+        let was_in_recovery = self.in_fast_recovery;
+        let is_dupack = newly_acked == 0 && self.snd_max > self.snd_una;
+        let mut exit = None;
+
+        if newly_acked > 0 {
+            if let Some(r) = rtt_sample {
+                self.rtt.update_rto(r);
+            }
+            self.snd_una = ackno;
+            self.snd_nxt = self.snd_nxt.max(ackno);
+            self.scoreboard.advance(ackno);
+            self.dupacks = 0;
+            let mut restart_timer = true;
+            if self.in_fast_recovery {
+                if ackno >= self.recover {
+                    // Full ACK: recovery ends (RFC 6582 step 3 / RFC 6675).
+                    self.in_fast_recovery = false;
+                    self.inflation = 0;
+                    exit = Some(RecoveryExit { now, bytes_in_flight: self.flight_size(), after_timeout: false });
+                } else if !self.sack {
+                    // Partial ACK (RFC 6582 step 5).
+                    let seq = self.snd_una;
+                    self.send_segment(now, seq, out);
+                    self.inflation -= newly_acked as i64;
+                    if newly_acked >= self.mss {
+                        self.inflation += self.mss as i64;
+                    }
+                    restart_timer = !self.partial_ack_seen;
+                    self.partial_ack_seen = true;
+                }
+            } else if self.in_rto_recovery && ackno >= self.recover {
+                self.in_rto_recovery = false;
+                exit = Some(RecoveryExit { now, bytes_in_flight: self.flight_size(), after_timeout: true });
+            }
+            if restart_timer {
+                self.restart_rto(now);
+            } else if self.snd_una >= self.snd_max {
+                self.rto_deadline = None;
+            }
+        } else if is_dupack {
+            if self.in_fast_recovery {
+                if !self.sack {
+                    self.inflation += self.mss as i64; // RFC 6582 step 4
+                }
+            } else {
+                self.dupacks += 1;
+                let sack_says_lost = self.sack
+                    && self.scoreboard.lost_bound(self.dupthresh, self.mss) >= self.snd_una + self.seg_len(self.snd_una);
+                // RFC 6582 3.2 step 1: a new fast retransmit only once `recover` has been acked.
+                if (self.dupacks >= self.dupthresh || sack_says_lost) && self.snd_una >= self.recover {
+                    self.enter_fast_recovery(now, out);
+                }
+            }
+        }
+
+        // The algorithm sees the round first (if this ACK ended it), then the ACK, then the exit.
+        if self.round.marker.is_some_and(|m| self.snd_una >= m) {
+            let delivered = self.delivered();
+            let r = RoundSample {
+                now,
+                index: self.round.index,
+                rtt: rtt_sample,
+                max_rtt_in_round: self.round.max_rtt,
+                min_rtt_in_round: self.round.min_rtt,
+                min_rtt: self.rtt.min,
+                delivered_bytes: delivered - self.round.delivered_at_start,
+                duration: now - self.round.started,
+            };
+            self.cc.on_round(&mut self.w, &r);
+            self.stats.rounds += 1;
+            self.round = Round { marker: None, index: self.round.index + 1, started: now, delivered_at_start: delivered, max_rtt: None, min_rtt: None };
+        }
+        let sample = AckSample {
+            now,
+            bytes_acked: newly_acked,
+            bytes_sacked: newly_sacked,
+            is_dupack,
+            rtt: rtt_sample,
+            min_rtt: self.rtt.min,
+            max_rtt: self.rtt.max,
+            srtt: self.rtt.srtt,
+            bytes_in_flight: self.in_flight(),
+            delivered_bytes: self.delivered(),
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            in_recovery: was_in_recovery,
+            cwnd_limited: self.cwnd_limited,
+        };
+        self.cc.on_ack(&mut self.w, &sample);
+        if let Some(e) = exit {
+            self.cc.on_recovery_exit(&mut self.w, &e);
+        }
+        self.w.cwnd_bytes = self.w.cwnd_bytes.max(self.mss);
+        self.try_send(now, out);
+        rtt_sample
+    }
+
+    /// Bytes the receiver is known to hold: cumulatively acked plus SACKed.
+    pub fn delivered(&self) -> u64 {
+        self.snd_una + self.scoreboard.total()
+    }
+
+    /// The retransmission timer expired (RFC 6298 5.4-5.6, RFC 5681 3.1, RFC 6582 3.2 step 1).
+    pub fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.rtt.on_timeout();
+        let ev = LossEvent {
+            now,
+            kind: LossKind::Timeout { backoff: self.rtt.backoff },
+            bytes_in_flight: self.flight_size(),
+            min_rtt: self.rtt.min,
+            srtt: self.rtt.srtt,
+        };
+        let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev).max(self.mss);
+        self.w.ssthresh_bytes = ssthresh;
+        self.w.set_cwnd(self.mss);
+        self.in_fast_recovery = false;
+        self.in_rto_recovery = true;
+        self.inflation = 0;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        self.scoreboard.clear();
+        self.high_rxt = self.snd_una;
+        self.snd_nxt = self.snd_una;
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.try_send(now, out);
+    }
+
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt
+    }
+}
