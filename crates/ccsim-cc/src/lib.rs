@@ -85,7 +85,9 @@ pub struct AckSample {
     pub snd_una: u64,
     /// Highest sequence number sent so far plus one (snd_max).
     pub snd_nxt: u64,
-    /// The machine is in loss recovery (fast recovery or after an RTO until `recover` is acked).
+    /// The machine is in fast recovery (RFC 6582 / RFC 6675), from the fast retransmit until the full
+    /// ACK. Not set after a retransmission timeout: the window then grows again in slow start, as
+    /// FreeBSD (`EXIT_RECOVERY` on `CC_RTO`) and Linux (CA_Loss allows slow start) do.
     pub in_recovery: bool,
     /// The sender was limited by cwnd (not by the application or the receiver window) before this ACK.
     pub cwnd_limited: bool,

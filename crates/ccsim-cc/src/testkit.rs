@@ -138,10 +138,11 @@ impl<C: CongestionControl> Script<C> {
     }
 
     /// A retransmission timeout: ssthresh from the algorithm, cwnd = one MSS (RFC 5681 loss window).
+    /// Fast recovery, if any, ends: after an RTO the window grows again in slow start.
     pub fn loss_timeout(&mut self, flight: u64, backoff: u32) -> u64 {
         let ss = self.loss(LossKind::Timeout { backoff }, flight);
         self.w.set_cwnd(self.w.mss_bytes);
-        self.in_recovery = true;
+        self.in_recovery = false;
         ss
     }
 
