@@ -22,3 +22,4 @@ pub use error::SimError;
 pub use scenario::Scenario;
 pub use sim::{jain_index, RunOutput, Simulation};
 pub use table::{Column, Table};
+pub use ccsim_cc::Time;

@@ -90,6 +90,9 @@ pub struct Sender {
     /// RFC 6582 window inflation on top of cwnd (without SACK).
     inflation: i64,
     partial_ack_seen: bool,
+    /// Bytes sent by limited transmit since the last new ACK (excluded from FlightSize at the fast
+    /// retransmit, RFC 5681 section 3.2 step 2).
+    limited_transmit_bytes: u64,
     pub scoreboard: Scoreboard,
     high_rxt: u64,
     pub rtt: RttEstimator,
@@ -123,6 +126,7 @@ impl Sender {
             in_rto_recovery: false,
             inflation: 0,
             partial_ack_seen: false,
+            limited_transmit_bytes: 0,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
             rtt: RttEstimator::new(
@@ -294,7 +298,8 @@ impl Sender {
                 self.cwnd_limited = false;
                 return;
             }
-            let mut window = self.w.cwnd_bytes.max(self.mss) as i64;
+            let cwnd = self.w.cwnd_bytes.max(self.mss) as i64;
+            let mut window = cwnd;
             if self.in_fast_recovery {
                 window += self.inflation;
             } else if self.limited_transmit && self.dupacks > 0 && self.snd_nxt == self.snd_max {
@@ -307,6 +312,9 @@ impl Sender {
             }
             let seq = self.snd_nxt;
             let sent = self.send_segment(now, seq, out);
+            if !self.in_fast_recovery && flight + sent as i64 > cwnd {
+                self.limited_transmit_bytes += sent;
+            }
             self.snd_nxt = seq + sent;
         }
     }
@@ -320,7 +328,7 @@ impl Sender {
         let ev = LossEvent {
             now,
             kind: LossKind::FastRetransmit,
-            bytes_in_flight: self.flight_size(),
+            bytes_in_flight: self.flight_size() - self.limited_transmit_bytes.min(self.flight_size()),
             min_rtt: self.rtt.min,
             srtt: self.rtt.srtt,
         };
@@ -369,6 +377,7 @@ impl Sender {
             self.snd_nxt = self.snd_nxt.max(ackno);
             self.scoreboard.advance(ackno);
             self.dupacks = 0;
+            self.limited_transmit_bytes = 0;
             let mut restart_timer = true;
             if self.in_fast_recovery {
                 if ackno >= self.recover {
@@ -481,6 +490,7 @@ impl Sender {
         self.in_rto_recovery = true;
         self.inflation = 0;
         self.dupacks = 0;
+        self.limited_transmit_bytes = 0;
         self.recover = self.snd_max;
         self.scoreboard.clear();
         self.high_rxt = self.snd_una;
@@ -489,7 +499,240 @@ impl Sender {
         self.try_send(now, out);
     }
 
+    /// The window that limits sending now: cwnd, plus RFC 6582 inflation during NewReno recovery.
+    pub fn effective_cwnd(&self) -> u64 {
+        (self.w.cwnd_bytes as i64 + if self.in_fast_recovery { self.inflation } else { 0 }).max(self.mss as i64) as u64
+    }
+
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Scripted sequences for the machine's NewReno behaviour (SACK off unless said), with
+    //! hand-computed windows. MSS 1000, IW 10, no ABC surprises: the algorithm is NewReno.
+    use super::*;
+    use crate::packet::{Packet, PacketKind};
+    use ccsim_cc::{ParamMap, Rng};
+
+    const MSS: u64 = 1000;
+
+    fn cfg(sack: bool) -> TcpConfig {
+        TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack, ..TcpConfig::default() }
+    }
+
+    fn sender(sack: bool) -> (Sender, Vec<Packet>) {
+        let c = cfg(sack);
+        let cc = ccsim_cc::build("newreno", &ParamMap::new(), &Sender::cc_init(&c, Rng::new(1, 1))).unwrap();
+        let mut s = Sender::new(0, &c, cc, None);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        (s, out)
+    }
+
+    fn ack(seq: u64, echo_ms: u64, retx: bool) -> Packet {
+        let mut p = Packet::data(0, 0, 0, 40, Time::from_millis(echo_ms), retx);
+        p.kind = PacketKind::Ack;
+        p.seq = seq;
+        p
+    }
+
+    fn at(ms: u64) -> Time {
+        Time::from_millis(ms)
+    }
+
+    fn seqs(out: &[Packet]) -> Vec<(u64, bool)> {
+        out.iter().map(|p| (p.seq, p.retx)).collect()
+    }
+
+    #[test]
+    fn initial_window_is_sent_at_start() {
+        let (s, out) = sender(false);
+        assert_eq!(out.len(), 10);
+        assert_eq!(s.snd_max, 10 * MSS);
+        assert!(s.rto_deadline.is_some(), "RFC 6298 5.1: timer started with the first data");
+    }
+
+    #[test]
+    fn slow_start_grows_by_acked_bytes_and_refills_the_window() {
+        let (mut s, _) = sender(false);
+        let mut out = Vec::new();
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        // ABC L=2: cwnd 10000 + 2000 = 12000; flight 8000 -> 4 new segments.
+        assert_eq!(s.w.cwnd_bytes, 12 * MSS);
+        assert_eq!(out.len(), 4);
+        assert_eq!(s.snd_max, 14 * MSS);
+    }
+
+    /// Segment 0 lost: two dupacks send two segments by limited transmit, the third enters fast
+    /// retransmit with ssthresh = FlightSize/2 excluding the limited-transmit segments.
+    fn into_recovery() -> Sender {
+        let (mut s, _) = sender(false);
+        let mut out = Vec::new();
+        s.on_ack(at(40), &ack(0, 0, false), &mut out);
+        s.on_ack(at(41), &ack(0, 0, false), &mut out);
+        assert_eq!(seqs(&out), vec![(10 * MSS, false), (11 * MSS, false)], "RFC 3042 limited transmit");
+        out.clear();
+        s.on_ack(at(42), &ack(0, 0, false), &mut out);
+        assert!(s.in_fast_recovery);
+        assert_eq!(s.stats.fast_retransmits, 1);
+        assert_eq!(out[0].seq, 0, "fast retransmit of the first unacked segment");
+        assert!(out[0].retx);
+        s
+    }
+
+    #[test]
+    fn third_dupack_enters_fast_retransmit_with_half_flight() {
+        let s = into_recovery();
+        // FlightSize 12000 minus 2000 of limited transmit = 10000 -> ssthresh 5000.
+        assert_eq!(s.w.ssthresh_bytes, 5 * MSS);
+        assert_eq!(s.w.cwnd_bytes, 5 * MSS);
+        assert_eq!(s.effective_cwnd(), 8 * MSS, "cwnd = ssthresh + 3*SMSS (RFC 6582 step 2)");
+        assert_eq!(s.recover, 12 * MSS);
+    }
+
+    #[test]
+    fn further_dupacks_inflate_by_one_mss_and_release_new_data() {
+        let mut s = into_recovery();
+        let mut out = Vec::new();
+        for i in 0..5 {
+            s.on_ack(at(43 + i), &ack(0, 0, false), &mut out);
+        }
+        // Window 8000 + 5000 = 13000 against FlightSize 12000 -> one new segment.
+        assert_eq!(s.effective_cwnd(), 13 * MSS);
+        assert_eq!(seqs(&out), vec![(12 * MSS, false)]);
+    }
+
+    #[test]
+    fn partial_ack_retransmits_next_hole_and_deflates() {
+        let mut s = into_recovery();
+        let mut out = Vec::new();
+        let before = s.effective_cwnd(); // 8000
+        s.on_ack(at(80), &ack(4 * MSS, 30, true), &mut out);
+        // Partial ACK of 4000: retransmit segment 4; window 8000 - 4000 + 1000 = 5000.
+        assert_eq!(out[0].seq, 4 * MSS);
+        assert!(out[0].retx);
+        assert_eq!(s.effective_cwnd(), before - 4 * MSS + MSS);
+        assert!(s.in_fast_recovery, "a partial ACK does not end recovery");
+    }
+
+    #[test]
+    fn full_ack_exits_recovery_with_cwnd_min_of_ssthresh_and_flight_plus_mss() {
+        let mut s = into_recovery();
+        let mut out = Vec::new();
+        s.on_ack(at(80), &ack(12 * MSS, 42, true), &mut out);
+        assert!(!s.in_fast_recovery);
+        // FlightSize after the ACK is 0 -> cwnd = min(5000, max(0, 1000) + 1000) = 2000.
+        assert_eq!(s.w.cwnd_bytes, 2 * MSS);
+        assert_eq!(s.w.ssthresh_bytes, 5 * MSS);
+    }
+
+    #[test]
+    fn rto_during_recovery_collapses_to_one_segment_and_goes_back() {
+        let mut s = into_recovery();
+        let mut out = Vec::new();
+        s.on_rto(at(1000), &mut out);
+        assert!(!s.in_fast_recovery);
+        assert_eq!(s.stats.timeouts, 1);
+        assert_eq!(s.w.cwnd_bytes, MSS, "loss window");
+        // First expiry: ssthresh = FlightSize/2 = 12000/2.
+        assert_eq!(s.w.ssthresh_bytes, 6 * MSS);
+        assert_eq!(seqs(&out), vec![(0, true)], "go-back-N from snd_una");
+        assert_eq!(s.recover, 12 * MSS, "recover = highest sent");
+    }
+
+    #[test]
+    fn karns_rule_no_rtt_sample_from_a_retransmitted_segment() {
+        let (mut s, _) = sender(false);
+        let mut out = Vec::new();
+        s.on_rto(at(1000), &mut out);
+        let backed_off = s.rtt.rto();
+        assert_eq!(backed_off, Duration::from_secs(2), "initial 1 s RTO doubled");
+        s.on_ack(at(1040), &ack(MSS, 1000, true), &mut out);
+        assert_eq!(s.rtt.srtt, None, "the echoed segment was a retransmission: no sample");
+        assert_eq!(s.rtt.rto(), backed_off, "backoff kept until a valid sample (RFC 6298 5.7)");
+        s.on_ack(at(1100), &ack(3 * MSS, 1060, false), &mut out);
+        assert_eq!(s.rtt.srtt, Some(Duration::from_millis(40)));
+        assert_eq!(s.rtt.rto(), Duration::from_millis(200), "40 + 4*20 = 120 -> min RTO 200 ms");
+    }
+
+    #[test]
+    fn rto_backs_off_exponentially_and_holds_ssthresh() {
+        let (mut s, _) = sender(false);
+        let mut out = Vec::new();
+        let mut now = at(1000);
+        let mut gaps = Vec::new();
+        for _ in 0..4 {
+            s.on_rto(now, &mut out);
+            let next = s.rto_deadline.unwrap();
+            gaps.push((next - now).as_millis());
+            now = next;
+        }
+        assert_eq!(gaps, vec![2000, 4000, 8000, 16000]);
+        assert_eq!(s.w.ssthresh_bytes, 5 * MSS, "held constant after the first expiry (RFC 5681 3.1)");
+        assert_eq!(s.stats.timeouts, 4);
+    }
+
+    #[test]
+    fn dupacks_after_rto_go_back_n_do_not_restart_fast_retransmit() {
+        // The ns-3 3.44 failure: RFC 6582 3.2 step 1 allows a new fast retransmit only once the
+        // cumulative ACK covers `recover` (= snd_max at the timeout).
+        let (mut s, _) = sender(false);
+        let mut out = Vec::new();
+        s.on_rto(at(1000), &mut out);
+        let ssthresh = s.w.ssthresh_bytes;
+        // The receiver held segments 1..3: the ACK of the retransmitted segment 0 jumps to 4000.
+        s.on_ack(at(1040), &ack(4 * MSS, 1000, true), &mut out);
+        assert!(s.snd_una < s.recover);
+        out.clear();
+        // Go-back-N retransmissions of data the receiver already has come back as duplicate ACKs.
+        for i in 0..5 {
+            s.on_ack(at(1050 + i), &ack(4 * MSS, 1041, true), &mut out);
+        }
+        assert_eq!(s.stats.fast_retransmits, 0, "no fast retransmit below recover");
+        assert!(!s.in_fast_recovery);
+        assert_eq!(s.w.ssthresh_bytes, ssthresh, "no second reduction");
+        // Once recover is covered, three dupacks do start a fast retransmit again.
+        s.on_ack(at(1100), &ack(10 * MSS, 1060, false), &mut out);
+        let una = s.snd_una;
+        for i in 0..3 {
+            s.on_ack(at(1110 + i), &ack(una, 1090, false), &mut out);
+        }
+        assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn sack_recovery_retransmits_only_the_holes_and_uses_pipe() {
+        let (mut s, _) = sender(true);
+        let mut out = Vec::new();
+        // Segments 0 and 2 lost; 1 and 3..9 arrive: each dupack carries the SACK blocks.
+        let mut dup = |s: &mut Sender, blocks: &[(u64, u64)], t: u64, out: &mut Vec<Packet>| {
+            let mut a = ack(0, 0, false);
+            a.n_sack = blocks.len() as u8;
+            a.sack[..blocks.len()].copy_from_slice(blocks);
+            s.on_ack(at(t), &a, out);
+        };
+        dup(&mut s, &[(MSS, 2 * MSS)], 40, &mut out);
+        dup(&mut s, &[(3 * MSS, 4 * MSS), (MSS, 2 * MSS)], 41, &mut out);
+        dup(&mut s, &[(3 * MSS, 5 * MSS), (MSS, 2 * MSS)], 42, &mut out);
+        assert!(s.in_fast_recovery, "3 dupacks");
+        let retx: Vec<u64> = out.iter().filter(|p| p.retx).map(|p| p.seq).collect();
+        assert_eq!(retx, vec![0], "first hole retransmitted at entry");
+        out.clear();
+        // ssthresh = cwnd = (12000 - 2000 limited transmit)/2 = 5000. With segments 3..5 SACKed,
+        // pipe = 6000 not-lost + 1000 retransmitted = 7000 > cwnd: nothing may be sent yet.
+        dup(&mut s, &[(3 * MSS, 6 * MSS), (MSS, 2 * MSS)], 43, &mut out);
+        assert_eq!(s.pipe(), 7 * MSS);
+        assert!(out.is_empty());
+        for k in 7..=12 {
+            dup(&mut s, &[(3 * MSS, k * MSS), (MSS, 2 * MSS)], 40 + k, &mut out);
+        }
+        // Everything above segment 2 SACKed: rule 1 retransmits the hole, rule 2 then sends new data.
+        let retx: Vec<u64> = out.iter().filter(|p| p.retx).map(|p| p.seq).collect();
+        assert_eq!(retx, vec![2 * MSS], "only the holes are retransmitted");
+        assert!(out.iter().any(|p| !p.retx && p.seq == 12 * MSS), "new data once pipe allows");
+        assert!(s.pipe() <= s.w.cwnd_bytes, "sending stops when pipe reaches cwnd");
     }
 }
