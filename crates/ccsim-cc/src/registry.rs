@@ -58,6 +58,21 @@ builtin_algorithms! {
     NewReno => newreno::NewReno,
         "loss-based AIMD: slow start, +1 MSS per RTT, halve on loss",
         "RFC 5681, RFC 6582, RFC 3465";
+    Pert => pert::Pert,
+        "Reno with RED-like probabilistic early response to queueing delay (srtt_0.99), once per RTT",
+        "Bhandarkar, Reddy, Zhang, Loguinov, CCR 2007; Budzisz et al. 2009 Fig. 1, Table I";
+    MPert => mpert::MPert,
+        "PERT with adaptive increase alpha = 1 + p'/p (TFRC rates) and backoff beta = q/(q + q_max) when competing",
+        "Kotla & Reddy, IWQoS 2008, as in Budzisz et al. 2009 Fig. 2";
+    Binomial => binomial::Binomial,
+        "binomial (k, l): +alpha/w^k per RTT, -beta*w^l per loss; presets iiad, sqrt, aimd",
+        "Bansal & Balakrishnan, INFOCOM 2001; ns-2 windowOption_ 6";
+    Hd => hd::Hd,
+        "Hamilton delay: per-ACK Bernoulli backoff (halve) with the two-region g(q), NewReno otherwise",
+        "Budzisz, Stanojevic, Schlote, Shorten, Baker 2009 Figs. 6-7; Hayes & Armitage LCN 2010 eq. 1; FreeBSD cc_hd.c";
+    Chd => chd::Chd,
+        "CAIA-Hamilton delay: once-per-RTT delay backoff on max queueing delay, shadow window, loss tolerance below q_th",
+        "Hayes & Armitage, LCN 2010, eqs. 2-4; FreeBSD cc_chd.c";
 }
 
 impl CongestionControl for Cc {
