@@ -177,6 +177,16 @@ pub enum CcError {
 pub type Metric = (&'static str, f64);
 
 /// The congestion-control seam. Most hooks default to no-ops.
+///
+/// Call order for one arriving ACK (fixed; algorithms may rely on it):
+/// 1. the machine updates its state (snd_una, scoreboard, dupacks), possibly entering fast recovery,
+///    which calls [`ssthresh_after_loss`](Self::ssthresh_after_loss) first;
+/// 2. [`on_round`](Self::on_round), if this ACK ended a round;
+/// 3. [`on_ack`](Self::on_ack); the ACK that ends fast recovery (the full ACK) is still reported with
+///    `in_recovery = true`;
+/// 4. [`on_recovery_exit`](Self::on_recovery_exit), if this ACK ended recovery.
+///
+/// A retransmission timeout calls `ssthresh_after_loss` with [`LossKind::Timeout`] outside any ACK.
 pub trait CongestionControl: Send {
     /// Registry name (`newreno`, `htcp`, ...).
     fn name(&self) -> &'static str;

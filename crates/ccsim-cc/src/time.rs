@@ -28,7 +28,7 @@ impl Time {
         self.0
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Time elapsed since `earlier`, zero if `earlier` is later (never panics).
     pub fn saturating_since(self, earlier: Time) -> Duration {

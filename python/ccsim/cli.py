@@ -1,0 +1,213 @@
+"""The ``ccsim`` command: run, plot, validate, list.
+
+Every user error (a :class:`CcsimError`: bad scenario, existing output, engine validation) is shown as
+one line ``error: field: reason`` on stderr with exit status 2, the status click uses for usage
+errors; nothing is written before the scenario has been validated, so a failed command leaves no
+output directory behind.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+import shutil
+import textwrap
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ccsim.errors import CcsimError
+
+__all__ = ["cli", "main"]
+
+EXIT_USER_ERROR = 2
+
+
+def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turns a CcsimError into ``error: ...`` on stderr and exit status 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except CcsimError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(EXIT_USER_ERROR)
+
+    return wrapper
+
+
+def _version() -> str:
+    from ccsim import __version__
+
+    return __version__
+
+
+@click.group(name="ccsim", context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_version(), prog_name="ccsim")
+def cli() -> None:
+    """ccsim: a packet-level TCP congestion-control simulator."""
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory [default: runs/<scenario name>].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Random seed; overrides run.seed.")
+@click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run.")
+@click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
+@_user_errors
+def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool) -> None:
+    """Simulate SCENARIO (a TOML file) and write the run directory."""
+    from ccsim.result import check_output_dir
+    from ccsim.runner import scenario_source, simulate
+
+    out = out if out is not None else Path("runs") / scenario.stem
+    check_output_dir(out, force)  # before simulating: do not make the user wait to hear this
+    model, toml_text = scenario_source(scenario)
+    result = simulate(model, toml_text, seed=seed, progress=True)
+    result.save(out, force=force, plots=not no_plots)
+    console = Console()
+    print_summary(result, console)
+    console.print(f"wrote {out}")
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@_user_errors
+def plot(directory: Path) -> None:
+    """(Re)write the plots of a saved run DIRECTORY."""
+    from ccsim.plots import write_default_plots
+    from ccsim.result import Result
+
+    for path in write_default_plots(Result.load(directory), directory):
+        click.echo(str(path))
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@_user_errors
+def validate(scenario: Path) -> None:
+    """Check SCENARIO without running it (the engine checks it too when it is installed)."""
+    from ccsim.scenario import Scenario, known_algorithms
+    from ccsim.units import format_time
+
+    model = Scenario.from_toml(scenario)
+    if known_algorithms() is not None:
+        from ccsim.runner import build_simulation
+
+        build_simulation(model, model.run.seed)
+    n = model.flow_count
+    duration = format_time(model.run.duration_ns)
+    click.echo(f"ok: {n} flow{'s' if n != 1 else ''}, duration {duration}")
+
+
+@cli.command(name="list")
+@_user_errors
+def list_algorithms() -> None:
+    """List every algorithm and its parameters (name, unit, default, range, doc)."""
+    from ccsim.runner import algorithms
+
+    width = max(40, min(shutil.get_terminal_size().columns, 100))
+    for i, algo in enumerate(algorithms()):
+        if i:
+            click.echo()
+        click.secho(algo["name"], bold=True, nl=False)
+        click.echo(f"  {algo.get('summary', '')}")
+        if algo.get("reference"):
+            click.echo(f"  reference: {algo['reference']}")
+        params = algo.get("params", [])
+        if not params:
+            click.echo("  (no parameters)")
+        for p in params:
+            unit = f" [{p['unit']}]" if p.get("unit") else ""
+            click.echo(f"  {p['name']}{unit} = {_show(p.get('default'))}   {p.get('range', '')}")
+            for line in textwrap.wrap(p.get("doc", ""), width=width - 6):
+                click.echo(f"      {line}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="ccsim")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The summary printed after a run
+
+
+def print_summary(result: Any, console: Console) -> None:
+    """Per-flow table and run-level figures over the measurement window."""
+    resolved = result.scenario
+    capacity_bps = resolved["topology"]["bottleneck"]["rate_bps"]
+    start_s, end_s = resolved["measure_start_ns"] / 1e9, resolved["measure_end_ns"] / 1e9
+    table = Table(
+        title=f"summary over {start_s:g}-{end_s:g} s (seed {result.meta.get('seed')})",
+        title_justify="left",
+        caption="share: of the bottleneck capacity; retx: retransmitted segments",
+        caption_justify="left",
+    )
+    for column in ("flow", "algorithm", "goodput\nMbit/s", "share", "retx", "timeouts", "RTT mean\nms", "RTT p95\nms"):
+        table.add_column(column, justify="left" if column in ("flow", "algorithm") else "right", no_wrap=True)
+    flows = resolved["flows"]
+    for row in result.summary.to_dict("records"):
+        index = row.get("flow")
+        spec = flows[int(index)] if _is_index(index, len(flows)) else {}
+        name = str(row.get("name", spec.get("name", index)))
+        goodput = row.get("goodput_bps")
+        table.add_row(
+            name,
+            str(row.get("algorithm", spec.get("algorithm", ""))),
+            _num(goodput, 1e-6, "{:.3f}"),
+            _num(goodput, 100 / capacity_bps, "{:.1f} %"),
+            _num(row.get("retransmits"), 1, "{:.0f}"),
+            _num(row.get("timeouts"), 1, "{:.0f}"),
+            _num(row.get("rtt_mean_ms"), 1, "{:.1f}"),
+            _num(row.get("rtt_p95_ms"), 1, "{:.1f}"),
+        )
+    console.print(table)
+    summary = result.run_summary
+    qdelay = summary.get("bottleneck_qdelay_mean_ms", _bottleneck_qdelay(result))
+    console.print(
+        f"bottleneck utilisation {_num(summary.get('bottleneck_utilisation'), 100, '{:.1f} %')}, "
+        f"Jain index {_num(summary.get('jain_index'), 1, '{:.3f}')}, "
+        f"mean queueing delay {_num(qdelay, 1, '{:.1f} ms')}"
+    )
+
+
+def _is_index(value: Any, n: int) -> bool:
+    """The engine identifies flows by position; older tables may carry names instead."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= int(value) < n
+
+
+def _bottleneck_qdelay(result: Any) -> float | None:
+    links = result.link_summary
+    if links.empty or "link" not in links or "qdelay_mean_ms" not in links:
+        return None
+    rows = links[links["link"] == "bottleneck"]
+    return None if rows.empty else float(rows["qdelay_mean_ms"].iloc[0])
+
+
+def _num(value: Any, scale: float, fmt: str) -> str:
+    if value is None or isinstance(value, bool):
+        return "-"
+    try:
+        x = float(value) * scale
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if math.isnan(x) else fmt.format(x)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:g}"
+    return str(value)
+
+
+if __name__ == "__main__":
+    main()

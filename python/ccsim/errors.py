@@ -1,0 +1,58 @@
+"""Named exceptions shared by the Python front end and the compiled engine.
+
+The extension ``ccsim._core`` imports :class:`ScenarioError` and :class:`ConservationError` from this
+module and raises them with a single ``"field: reason"`` message, so their names, import path and
+one-string constructor are part of the Python <-> Rust contract (docs/internals.md). The CLI prints any
+:class:`CcsimError` as one line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CcsimError", "ScenarioError", "UnitError", "ConservationError", "OutputExistsError"]
+
+
+class CcsimError(Exception):
+    """Base class of every error ccsim reports to a user (as opposed to a bug)."""
+
+
+class ScenarioError(CcsimError, ValueError):
+    """A scenario value is invalid.
+
+    ``ScenarioError(field, reason)`` or, as the engine raises it, ``ScenarioError("field: reason")``.
+    ``field`` is the path in the scenario file (``flows[1].start``, ``topology.queue``); it is empty when
+    the location is not known yet (a unit parser does not know which key it is parsing: the scenario
+    loader adds the path). ``str()`` is the single line ``field: reason``.
+    """
+
+    def __init__(self, field: str, reason: str | None = None) -> None:
+        if reason is None:
+            field, sep, rest = field.partition(": ")
+            if not sep:
+                field, reason = "", field
+            else:
+                reason = rest
+        self.field = field
+        self.reason = reason
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return f"{self.field}: {self.reason}" if self.field else self.reason
+
+    def with_field(self, field: str) -> "ScenarioError":
+        """The same error located at ``field`` (same class, so a UnitError stays a UnitError)."""
+        return type(self)(field, self.reason)
+
+    def __reduce__(self):
+        return (type(self), (self.field, self.reason))
+
+
+class UnitError(ScenarioError):
+    """A quantity is malformed: bad or missing unit, negative, not a whole number of base units."""
+
+
+class ConservationError(CcsimError, RuntimeError):
+    """The engine's end-of-run packet/byte accounting does not balance: a simulator bug, not user input."""
+
+
+class OutputExistsError(CcsimError, FileExistsError):
+    """The output directory exists and overwriting was not asked for (``--force``)."""

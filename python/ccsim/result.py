@@ -1,0 +1,262 @@
+"""The outcome of one run: tables, summaries and provenance, and its on-disk form.
+
+A saved run is a directory::
+
+    meta.json              scenario as resolved + its TOML, seed, versions, algorithm parameters,
+                           run summary, engine stats, wall time
+    flows.parquet          per flow per sample interval
+    links.parquet          per link per sample interval
+    cc_metrics.parquet     algorithm-internal state, long form (time_s, flow, name, value)
+    summary.parquet        one row per flow over the measurement window
+    link_summary.parquet   one row per link
+    *.png                  default plots (ccsim.plots)
+
+Parquet files depend only on the engine's output, so the same scenario and seed give byte-identical
+files; anything that varies between identical runs (wall time) lives in meta.json only. A directory
+is written under a temporary name and renamed into place, so a failure never leaves half a run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ccsim.errors import CcsimError, OutputExistsError
+
+if TYPE_CHECKING:
+    from ccsim.scenario import Scenario
+
+__all__ = ["Result", "TABLE_FILES", "META_FILE"]
+
+META_FILE = "meta.json"
+# attribute / file stem -> key of the dict returned by _core.Simulation.finish()
+TABLE_FILES: dict[str, str] = {
+    "flows": "flows",
+    "links": "links",
+    "cc_metrics": "cc_metrics",
+    "summary": "flow_summary",
+    "link_summary": "link_summary",
+}
+_PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
+
+
+class Result:
+    """Tables as pandas DataFrames (``flows``, ``links``, ``cc_metrics``, ``summary``, ``link_summary``),
+    ``run_summary`` (dict of scalars) and ``meta`` (dict: provenance)."""
+
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    cc_metrics: pd.DataFrame
+    summary: pd.DataFrame
+    link_summary: pd.DataFrame
+
+    def __init__(self, tables: dict[str, pa.Table], run_summary: dict[str, Any], meta: dict[str, Any]) -> None:
+        missing = set(TABLE_FILES) - set(tables)
+        if missing:
+            raise ValueError(f"missing tables: {sorted(missing)}")
+        self._tables = dict(tables)
+        for name, table in self._tables.items():
+            setattr(self, name, table.to_pandas())
+        self.run_summary = dict(run_summary)
+        self.meta = dict(meta)
+
+    # -- construction -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_engine(
+        cls,
+        raw: dict[str, Any],
+        scenario: "Scenario",
+        *,
+        toml_text: str,
+        seed: int,
+        wall_time_s: float,
+    ) -> "Result":
+        """Wraps the dict returned by ``_core.Simulation.finish()`` (docs/internals.md)."""
+        tables = {name: pa.table(dict(raw[key])) for name, key in TABLE_FILES.items()}
+        meta = {
+            "ccsim_version": _ccsim_version(),
+            "git_revision": git_revision(),
+            "seed": seed,
+            "scenario": scenario.resolve(),
+            "scenario_toml": toml_text,
+            "algorithm_params": _algorithm_params(scenario, raw.get("params_used")),
+            "engine_stats": raw.get("stats", {}),
+            "wall_time_s": wall_time_s,
+        }
+        return cls(tables, raw.get("run_summary", {}), meta)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "Result":
+        """Reads a directory written by :meth:`save`."""
+        directory = Path(directory)
+        meta_path = directory / META_FILE
+        if not meta_path.is_file():
+            raise CcsimError(f"{directory}: not a ccsim run directory (no {META_FILE})")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        run_summary = meta.pop("run_summary", {})
+        tables = {}
+        for name in TABLE_FILES:
+            path = directory / f"{name}.parquet"
+            if not path.is_file():
+                raise CcsimError(f"{path}: missing from the run directory")
+            tables[name] = pq.read_table(path)
+        return cls(tables, run_summary, meta)
+
+    # -- output -------------------------------------------------------------------------------------
+
+    def save(self, directory: str | Path, force: bool = False, plots: bool = True) -> Path:
+        """Writes the run directory atomically; an existing one is replaced only with ``force=True``."""
+        out = Path(directory)
+        check_output_dir(out, force)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = _sibling(out, "tmp")
+        staging.mkdir()  # not mkdtemp: that would make the run directory private (0700)
+        try:
+            self._write(staging, plots)
+            _replace_dir(staging, out, force)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return out
+
+    def _write(self, directory: Path, plots: bool) -> None:
+        meta = dict(self.meta, run_summary=self.run_summary)
+        (directory / META_FILE).write_text(json.dumps(_json_safe(meta), indent=2) + "\n", encoding="utf-8")
+        for name, table in self._tables.items():
+            pq.write_table(table, directory / f"{name}.parquet", **_PARQUET_OPTIONS)
+        if plots:
+            from ccsim.plots import write_default_plots
+
+            write_default_plots(self, directory)
+
+    # -- conveniences -------------------------------------------------------------------------------
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The scenario as resolved (the JSON the engine read)."""
+        return self.meta["scenario"]
+
+    def __repr__(self) -> str:
+        flows = self.scenario.get("flows", [])
+        duration_s = self.scenario.get("duration_ns", 0) / 1e9
+        return f"<ccsim.Result {len(flows)} flows, {duration_s:g} s, seed {self.meta.get('seed')}>"
+
+
+def check_output_dir(out: Path, force: bool) -> None:
+    """Raises OutputExistsError unless ``out`` is free, or is a replaceable run directory and ``force``.
+
+    ``--force`` replaces only an empty directory or a previous run (one with meta.json), so a mistyped
+    ``--out ~ --force`` cannot delete a home directory.
+    """
+    if not out.exists():
+        return
+    if not force:
+        raise OutputExistsError(f"{out}: already exists (use --force to replace it)")
+    if not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a directory")
+    if any(out.iterdir()) and not (out / META_FILE).is_file():
+        raise OutputExistsError(f"{out}: exists and is not a ccsim run directory; refusing to replace it")
+
+
+def _replace_dir(staging: Path, out: Path, force: bool) -> None:
+    if out.exists():
+        check_output_dir(out, force)
+        trash = _sibling(out, "old")
+        os.replace(out, trash)
+        os.replace(staging, out)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.replace(staging, out)
+
+
+def _sibling(out: Path, tag: str) -> Path:
+    """A hidden, unused name next to ``out`` (same filesystem, so os.replace is a rename)."""
+    return out.parent / f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.{tag}"
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no NaN/inf: write them as null rather than as invalid JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _ccsim_version() -> str:
+    from ccsim import __version__
+
+    return __version__
+
+
+def git_revision() -> str | None:
+    """The commit of the ccsim source tree this code runs from (``-dirty`` if modified), else None."""
+    here = Path(__file__).resolve().parent
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5
+        )
+        # Only trust the repository if it is ccsim's own (an installed wheel may sit inside another repo).
+        if top.returncode != 0 or not (Path(top.stdout.strip()) / "crates" / "ccsim-core").is_dir():
+            return None
+        rev = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _typed(value: Any) -> Any:
+    """The engine reports parameter values as text ('0.5', 'true', '"flight"'): read them back typed."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _algorithm_params(scenario: "Scenario", params_used: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """Per flow: the algorithm and every parameter it ran with (its defaults overlaid by the file).
+
+    The engine's own report (``params_used``) is authoritative; without it the defaults come from
+    the algorithm catalog.
+    """
+    if params_used:
+        return {
+            p["flow"]: {"algorithm": p["algorithm"], "params": {k: _typed(v) for k, v in p["params"].items()}}
+            for p in params_used
+        }
+    try:
+        from ccsim.runner import algorithms
+
+        catalog = {a["name"]: a for a in algorithms()}
+    except CcsimError:
+        catalog = {}
+    used = {}
+    for flow in scenario.resolve()["flows"]:
+        specs = catalog.get(flow["algorithm"], {}).get("params", [])
+        params = {p["name"]: p["default"] for p in specs}
+        params.update(flow["params"])
+        used[flow["name"]] = {"algorithm": flow["algorithm"], "params": params}
+    return used

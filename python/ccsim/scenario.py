@@ -1,0 +1,600 @@
+"""The scenario file: TOML <-> validated pydantic model -> the resolved JSON the engine reads.
+
+Users write quantities with units (``"10Mbit"``, ``"20ms"``); the model stores them as integers in
+canonical units under names that say so (``bottleneck_rate_bps``), with the user's key as the alias.
+Every error is a one-line :class:`ScenarioError` naming the key path (``flows[1].start: ...``), so the
+CLI can show it as is. ``resolve()`` writes out every default explicitly: the engine never has to know a
+default, and ``meta.json`` records exactly what was simulated. The file format is documented in
+docs/scenario-format.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import math
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, Union
+
+import tomli_w
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+from ccsim import units
+from ccsim.errors import ScenarioError
+
+__all__ = ["Scenario", "Run", "Topology", "DropTail", "Tcp", "Flow", "load_scenario", "known_algorithms"]
+
+# Defaults that are not plain literals, named once.
+DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
+DEFAULT_ACCESS_RATE_BPS = 1_000_000_000
+DEFAULT_REVERSE_QUEUE_PKTS = 10_000
+MAX_FLOW_COUNT = 10_000  # per [[flows]] entry: a typo such as count = 100000 should not build 100000 flows
+
+
+# ---------------------------------------------------------------------------------------------------
+# Field types: parse a unit string on the way in, print the canonical spelling on the way out.
+
+
+def _optional(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda v: None if v is None else parse(v)
+
+
+def _optional_fmt(fmt: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda v: None if v is None else fmt(v)
+
+
+Rate = Annotated[int, BeforeValidator(units.parse_rate), PlainSerializer(units.format_rate, when_used="json")]
+Time = Annotated[int, BeforeValidator(units.parse_time), PlainSerializer(units.format_time, when_used="json")]
+Size = Annotated[int, BeforeValidator(units.parse_size), PlainSerializer(units.format_size, when_used="json")]
+Probability = Annotated[float, BeforeValidator(units.parse_probability)]
+OptRate = Annotated[
+    Union[int, None],
+    BeforeValidator(_optional(units.parse_rate)),
+    PlainSerializer(_optional_fmt(units.format_rate), when_used="json"),
+]
+OptTime = Annotated[
+    Union[int, None],
+    BeforeValidator(_optional(units.parse_time)),
+    PlainSerializer(_optional_fmt(units.format_time), when_used="json"),
+]
+OptSize = Annotated[
+    Union[int, None],
+    BeforeValidator(_optional(units.parse_size)),
+    PlainSerializer(_optional_fmt(units.format_size), when_used="json"),
+]
+OptProbability = Annotated[Union[float, None], BeforeValidator(_optional(units.parse_probability))]
+QueueLimit = Annotated[
+    tuple[int, Literal["pkts", "bytes"]],
+    BeforeValidator(units.parse_queue_limit),
+    PlainSerializer(lambda v: units.format_queue_limit(*v), when_used="json"),
+]
+
+
+def _positive(value: int) -> int:
+    if value <= 0:
+        raise ScenarioError("", "must be > 0")
+    return value
+
+
+class _Section(BaseModel):
+    """A table of the scenario file: unknown keys and loose types are errors, values immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        allow_inf_nan=False,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any) -> Any:
+        # pydantic's extra="forbid" says only "Extra inputs are not permitted"; name the known keys.
+        if isinstance(data, dict):
+            known = [info.alias or name for name, info in cls.model_fields.items()]
+            for key in data:
+                if key not in known:
+                    close = difflib.get_close_matches(str(key), known, n=1)
+                    hint = f"did you mean '{close[0]}'? " if close else ""
+                    raise ScenarioError(str(key), f"unknown key ({hint}known: {', '.join(known)})")
+        return data
+
+
+# ---------------------------------------------------------------------------------------------------
+# [run]
+
+
+class Run(_Section):
+    """``[run]``: how long, how often to sample, which seed, which window the summary covers."""
+
+    duration_ns: Time = Field(alias="duration")
+    sample_interval_ns: Time = Field(default=DEFAULT_SAMPLE_INTERVAL_NS, alias="sample_interval")
+    seed: StrictInt = Field(default=1, ge=0, lt=2**64)
+    measure_ns: Union[list[Time], None] = Field(default=None, alias="measure", min_length=2, max_length=2)
+
+    _check_duration = field_validator("duration_ns", "sample_interval_ns")(_positive)
+
+    @model_validator(mode="after")
+    def _check_window(self) -> "Run":
+        if self.sample_interval_ns > self.duration_ns:
+            raise ScenarioError(
+                "sample_interval",
+                f"{units.format_time(self.sample_interval_ns)} is longer than the run "
+                f"({units.format_time(self.duration_ns)})",
+            )
+        if self.measure_ns is not None:
+            start, end = self.measure_ns
+            if end <= start:
+                raise ScenarioError(
+                    "measure", f"end {units.format_time(end)} is not after start {units.format_time(start)}"
+                )
+            if end > self.duration_ns:
+                raise ScenarioError(
+                    "measure",
+                    f"end {units.format_time(end)} is after the end of the run ({units.format_time(self.duration_ns)})",
+                )
+        return self
+
+    @property
+    def measure_start_ns(self) -> int:
+        return 0 if self.measure_ns is None else self.measure_ns[0]
+
+    @property
+    def measure_end_ns(self) -> int:
+        return self.duration_ns if self.measure_ns is None else self.measure_ns[1]
+
+
+# ---------------------------------------------------------------------------------------------------
+# [topology]
+
+
+class DropTail(_Section):
+    """A FIFO that drops arrivals once ``limit`` (packets or bytes) is reached.
+
+    The queue is a table with a ``kind`` so other disciplines (RED) can be added as further members of
+    the ``Queue`` union without changing the file format; a bare string is shorthand for drop-tail.
+    """
+
+    kind: Literal["droptail"] = "droptail"
+    limit: QueueLimit
+
+    @property
+    def limit_pkts(self) -> int | None:
+        return self.limit[0] if self.limit[1] == "pkts" else None
+
+    @property
+    def limit_bytes(self) -> int | None:
+        return self.limit[0] if self.limit[1] == "bytes" else None
+
+    def resolve(self) -> dict[str, Any]:
+        return {"kind": self.kind, "limit_pkts": self.limit_pkts, "limit_bytes": self.limit_bytes}
+
+
+def _queue_shorthand(value: Any) -> Any:
+    if isinstance(value, str):
+        units.parse_queue_limit(value)  # a unit error here is reported at `queue`, the key the user wrote
+        return {"kind": "droptail", "limit": value}
+    return value
+
+
+def _queue_to_toml(queue: "DropTail | None") -> Any:
+    if queue is None:
+        return None
+    return units.format_queue_limit(*queue.limit)  # drop-tail is written in its shorthand
+
+
+Queue = Annotated[DropTail, BeforeValidator(_queue_shorthand)]
+OptQueue = Annotated[Union[DropTail, None], BeforeValidator(_queue_shorthand)]
+
+
+class Topology(_Section):
+    """``[topology]``: a dumbbell with one bottleneck; each flow gets its own access links."""
+
+    kind: Literal["dumbbell"] = "dumbbell"
+    bottleneck_rate_bps: Rate = Field(alias="bottleneck_rate")
+    bottleneck_delay_ns: Time = Field(alias="bottleneck_delay")
+    queue: Queue
+    loss_rate: Probability = Field(default=0.0, alias="loss")
+    access_rate_bps: Rate = Field(default=DEFAULT_ACCESS_RATE_BPS, alias="access_rate")
+    reverse_rate_bps: OptRate = Field(default=None, alias="reverse_rate")
+    reverse_delay_ns: OptTime = Field(default=None, alias="reverse_delay")
+    reverse_queue: OptQueue = Field(default=None, alias="reverse_queue")
+    reverse_loss_rate: OptProbability = Field(default=None, alias="reverse_loss")
+
+    _check_rates = field_validator("bottleneck_rate_bps", "access_rate_bps")(_positive)
+
+    @field_validator("reverse_rate_bps")
+    @classmethod
+    def _check_reverse_rate(cls, value: int | None) -> int | None:
+        return None if value is None else _positive(value)
+
+    @field_validator("loss_rate", "reverse_loss_rate")
+    @classmethod
+    def _check_loss(cls, value: float | None) -> float | None:
+        if value is not None and value >= 1.0:
+            raise ScenarioError("", f"{value} would drop every packet: must be in [0, 1)")
+        return value
+
+    @field_serializer("queue", "reverse_queue", when_used="json")
+    def _dump_queue(self, queue: DropTail | None) -> Any:
+        return _queue_to_toml(queue)
+
+    @model_validator(mode="after")
+    def _check_queues(self) -> "Topology":
+        for key, queue in (("queue", self.queue), ("reverse_queue", self.reverse_queue)):
+            if queue is not None and queue.limit[0] < 1:
+                raise ScenarioError(key, "must hold at least 1 packet")
+        return self
+
+    def resolve(self) -> dict[str, Any]:
+        reverse_queue = self.reverse_queue or DropTail(limit=f"{DEFAULT_REVERSE_QUEUE_PKTS}pkt")
+        return {
+            "kind": self.kind,
+            "bottleneck": {
+                "rate_bps": self.bottleneck_rate_bps,
+                "delay_ns": self.bottleneck_delay_ns,
+                "queue": self.queue.resolve(),
+                "loss_rate": self.loss_rate,
+            },
+            "reverse": {
+                "rate_bps": self.bottleneck_rate_bps if self.reverse_rate_bps is None else self.reverse_rate_bps,
+                "delay_ns": self.bottleneck_delay_ns if self.reverse_delay_ns is None else self.reverse_delay_ns,
+                "queue": reverse_queue.resolve(),
+                "loss_rate": 0.0 if self.reverse_loss_rate is None else self.reverse_loss_rate,
+            },
+            "access_rate_bps": self.access_rate_bps,
+        }
+
+
+# ---------------------------------------------------------------------------------------------------
+# [tcp] and [flows.tcp]
+
+
+class Tcp(_Section):
+    """TCP machine settings. ``[tcp]`` sets them for every flow; ``[flows.tcp]`` overrides some keys.
+
+    Field names are the keys of the resolved JSON; the aliases are the keys users write.
+    Defaults follow Linux/FreeBSD practice (RFC 6928 IW aside: IW3 as RFC 5681 allows).
+    """
+
+    mss_bytes: Size = Field(default=1448, alias="mss")
+    header_bytes: Size = Field(default=52, alias="header")
+    initial_window_pkts: StrictInt = Field(default=3, alias="initial_window", ge=1)
+    sack: StrictBool = True
+    delayed_ack: StrictBool = True
+    delayed_ack_timeout_ns: Time = Field(default=100_000_000, alias="delayed_ack_timeout")
+    abc_limit: StrictInt = Field(default=2, alias="abc", ge=0)
+    min_rto_ns: Time = Field(default=200_000_000, alias="min_rto")
+    initial_rto_ns: Time = Field(default=1_000_000_000, alias="initial_rto")
+    max_rto_ns: Time = Field(default=60_000_000_000, alias="max_rto")
+    rwnd_bytes: Size = Field(default=64 * 2**20, alias="rwnd")
+    dupack_threshold: StrictInt = Field(default=3, ge=1)
+    limited_transmit: StrictBool = True
+
+    _check_positive = field_validator(
+        "mss_bytes", "delayed_ack_timeout_ns", "min_rto_ns", "initial_rto_ns", "max_rto_ns", "rwnd_bytes"
+    )(_positive)
+
+    def overridden(self) -> dict[str, Any]:
+        """The keys this table sets explicitly (field name -> canonical value)."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+    def check(self) -> None:
+        """Cross-key checks, run on the merged settings of each flow (raise with a key name)."""
+        fmt = units.format_time
+        if self.min_rto_ns > self.max_rto_ns:
+            raise ScenarioError("max_rto", f"{fmt(self.max_rto_ns)} is below min_rto ({fmt(self.min_rto_ns)})")
+        if not self.min_rto_ns <= self.initial_rto_ns <= self.max_rto_ns:
+            raise ScenarioError(
+                "initial_rto",
+                f"{fmt(self.initial_rto_ns)} is outside [min_rto, max_rto] = "
+                f"[{fmt(self.min_rto_ns)}, {fmt(self.max_rto_ns)}]",
+            )
+        if self.rwnd_bytes < self.mss_bytes:
+            raise ScenarioError(
+                "rwnd", f"{units.format_size(self.rwnd_bytes)} is smaller than one segment ({units.format_size(self.mss_bytes)})"
+            )
+
+    def resolve(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# [[flows]]
+
+
+@functools.cache
+def known_algorithms() -> tuple[str, ...] | None:
+    """Names registered in the engine, or None when the extension is not importable."""
+    try:
+        core = importlib.import_module("ccsim._core")
+    except ImportError:
+        return None
+    return tuple(a["name"] for a in core.algorithms())
+
+
+class Flow(_Section):
+    """One ``[[flows]]`` entry: ``count`` identical bulk (or finite, with ``bytes``) TCP flows."""
+
+    name: Union[StrictStr, None] = None
+    algorithm: StrictStr
+    count: StrictInt = Field(default=1, ge=1, le=MAX_FLOW_COUNT)
+    start_ns: Time = Field(default=0, alias="start")
+    stop_ns: OptTime = Field(default=None, alias="stop")
+    transfer_bytes: OptSize = Field(default=None, alias="bytes")
+    access_delay_ns: Time = Field(default=0, alias="access_delay")
+    params: dict[StrictStr, Any] = Field(default_factory=dict)
+    tcp: Tcp = Field(default_factory=Tcp)
+
+    @field_validator("algorithm")
+    @classmethod
+    def _check_algorithm(cls, name: str) -> str:
+        known = known_algorithms()
+        if known is not None and name not in known:
+            raise ScenarioError("", f"unknown algorithm '{name}' (known: {', '.join(known)})")
+        return name
+
+    @field_validator("params")
+    @classmethod
+    def _check_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        # Names and ranges are the algorithm's business (the engine checks them); only the JSON
+        # types it can receive are checked here.
+        for key, value in params.items():
+            if not isinstance(value, (bool, int, float, str)):
+                raise ScenarioError(key, f"must be a number, true/false or a string (got {type(value).__name__})")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ScenarioError(key, f"must be a finite number (got {value})")
+        return params
+
+    @field_validator("transfer_bytes")
+    @classmethod
+    def _check_bytes(cls, value: int | None) -> int | None:
+        return None if value is None else _positive(value)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str | None) -> str | None:
+        if name is not None and (not name or name != name.strip()):
+            raise ScenarioError("", f"{name!r}: must be non-empty without leading or trailing spaces")
+        return name
+
+    @field_serializer("tcp", when_used="json")
+    def _dump_overrides_only(self, tcp: Tcp) -> dict[str, Any]:
+        return tcp.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The scenario
+
+
+class Scenario(_Section):
+    """A whole scenario file. Build with :func:`load_scenario`, ``from_toml`` or ``from_dict`` (these
+    raise ScenarioError; plain ``model_validate`` raises pydantic's ValidationError)."""
+
+    run: Run
+    topology: Topology
+    tcp: Tcp = Field(default_factory=Tcp)
+    flows: list[Flow] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check_flows(self) -> "Scenario":
+        duration = self.run.duration_ns
+        fmt = units.format_time
+        names: dict[str, int] = {}
+        for i, flow in enumerate(self.flows):
+            where = f"flows[{i}]"
+            if flow.start_ns >= duration:
+                raise ScenarioError(
+                    f"{where}.start", f"{fmt(flow.start_ns)} is at or after the end of the run ({fmt(duration)})"
+                )
+            if flow.stop_ns is not None:
+                if flow.stop_ns <= flow.start_ns:
+                    raise ScenarioError(
+                        f"{where}.stop", f"{fmt(flow.stop_ns)} is not after start ({fmt(flow.start_ns)})"
+                    )
+                if flow.stop_ns > duration:
+                    raise ScenarioError(
+                        f"{where}.stop", f"{fmt(flow.stop_ns)} is after the end of the run ({fmt(duration)})"
+                    )
+            tcp = self.tcp_for(flow)
+            try:
+                tcp.check()
+            except ScenarioError as e:
+                section = f"{where}.tcp" if e.field in {_alias(Tcp, n) for n in flow.tcp.model_fields_set} else "tcp"
+                raise e.with_field(f"{section}.{e.field}") from None
+            packet_bytes = tcp.mss_bytes + tcp.header_bytes
+            for key, queue in (("queue", self.topology.queue), ("reverse_queue", self.topology.reverse_queue)):
+                if queue is not None and queue.limit_bytes is not None and queue.limit_bytes < packet_bytes:
+                    raise ScenarioError(
+                        f"topology.{key}",
+                        f"must hold at least 1 packet: {units.format_size(queue.limit_bytes)} < "
+                        f"{packet_bytes}B (mss + header of {where})",
+                    )
+            for name in self._names(i, flow):
+                if name in names:
+                    raise ScenarioError(f"{where}.name", f"duplicate flow name '{name}' (also used by flows[{names[name]}])")
+                names[name] = i
+        return self
+
+    # -- derived views ------------------------------------------------------------------------------
+
+    def tcp_for(self, flow: Flow) -> Tcp:
+        """The TCP settings of ``flow``: the ``[tcp]`` table with the flow's overrides applied."""
+        return self.tcp.model_copy(update=flow.tcp.overridden())
+
+    def _names(self, index: int, flow: Flow) -> list[str]:
+        first = sum(f.count for f in self.flows[:index])
+        if flow.name is None:
+            return [f"flow{first + k}" for k in range(flow.count)]
+        if flow.count == 1:
+            return [flow.name]
+        return [f"{flow.name}-{k}" for k in range(flow.count)]
+
+    def flow_names(self) -> list[str]:
+        """Names of the expanded flows, in engine order."""
+        return [name for i, flow in enumerate(self.flows) for name in self._names(i, flow)]
+
+    @property
+    def flow_count(self) -> int:
+        return sum(f.count for f in self.flows)
+
+    def resolve(self) -> dict[str, Any]:
+        """The scenario as the engine reads it (docs/internals.md): canonical units, every default written."""
+        run = self.run
+        flows = []
+        for i, flow in enumerate(self.flows):
+            tcp = self.tcp_for(flow).resolve()
+            for name in self._names(i, flow):
+                flows.append(
+                    {
+                        "name": name,
+                        "algorithm": flow.algorithm,
+                        "params": dict(flow.params),
+                        "start_ns": flow.start_ns,
+                        "stop_ns": run.duration_ns if flow.stop_ns is None else flow.stop_ns,
+                        "bytes": flow.transfer_bytes,
+                        "access_delay_ns": flow.access_delay_ns,
+                        "tcp": dict(tcp),
+                    }
+                )
+        return {
+            "duration_ns": run.duration_ns,
+            "sample_interval_ns": run.sample_interval_ns,
+            "measure_start_ns": run.measure_start_ns,
+            "measure_end_ns": run.measure_end_ns,
+            "topology": self.topology.resolve(),
+            "flows": flows,
+        }
+
+    # -- TOML ---------------------------------------------------------------------------------------
+
+    def to_toml(self) -> str:
+        """TOML text that loads back to an equal Scenario (defaults written out, units canonical)."""
+        data = _drop_empty(self.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return tomli_w.dumps(data)
+
+    @classmethod
+    def from_toml_str(cls, text: str, source: str = "<string>") -> "Scenario":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(source, f"invalid TOML: {e}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "Scenario":
+        return cls.from_toml_str(read_scenario_text(path), source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        """Validates a parsed document; any problem becomes one ScenarioError naming the key path."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as e:
+            raise scenario_error_from(e) from None
+
+
+def _alias(model: type[BaseModel], name: str) -> str:
+    return model.model_fields[name].alias or name
+
+
+def _drop_empty(data: Any) -> Any:
+    """TOML has no null and an empty [flows.tcp] table is noise."""
+    if isinstance(data, dict):
+        return {k: _drop_empty(v) for k, v in data.items() if v is not None and v != {}}
+    if isinstance(data, list):
+        return [_drop_empty(v) for v in data]
+    return data
+
+
+def read_scenario_text(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(str(path), "no such file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise ScenarioError(str(path), f"cannot read: {e.__class__.__name__}") from None
+
+
+def load_scenario(source: str | Path) -> Scenario:
+    """A Scenario from a TOML file path or from TOML text (a string with a newline or an ``=``)."""
+    if isinstance(source, str) and ("\n" in source or "=" in source):
+        return Scenario.from_toml_str(source)
+    return Scenario.from_toml(source)
+
+
+# ---------------------------------------------------------------------------------------------------
+# pydantic ValidationError -> one line
+
+
+_REASONS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "missing": lambda e: "required key is missing",
+    "extra_forbidden": lambda e: "unknown key",
+    "bool_type": lambda e: "must be true or false",
+    "int_type": lambda e: "must be an integer",
+    "float_type": lambda e: "must be a number",
+    "string_type": lambda e: "must be a string",
+    "dict_type": lambda e: "must be a table",
+    "list_type": lambda e: "must be an array",
+    "model_type": lambda e: "must be a table",
+    "literal_error": lambda e: f"must be {e['ctx']['expected']}",
+    "greater_than_equal": lambda e: f"must be >= {e['ctx']['ge']}",
+    "greater_than": lambda e: f"must be > {e['ctx']['gt']}",
+    "less_than": lambda e: f"must be < {e['ctx']['lt']}",
+    "less_than_equal": lambda e: f"must be <= {e['ctx']['le']}",
+    "too_short": lambda e: f"needs at least {e['ctx']['min_length']} entr{'y' if e['ctx']['min_length'] == 1 else 'ies'}",
+    "too_long": lambda e: f"takes at most {e['ctx']['max_length']} entries",
+    "finite_number": lambda e: "must be a finite number",
+}
+
+
+def _loc_text(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif str(part).startswith(("function-", "nullable[")):
+            continue  # pydantic's names for validator layers, not keys of the file
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def scenario_error_from(error: ValidationError) -> ScenarioError:
+    """The first error of a ValidationError as a ScenarioError with a ``flows[1].start`` style path."""
+    first = error.errors(include_url=False)[0]
+    path = _loc_text(tuple(first["loc"]))
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, ScenarioError):
+        field = ".".join(p for p in (path, cause.field) if p)
+        return cause.with_field(field)
+    reason = _REASONS.get(first["type"])
+    if reason is not None:
+        try:
+            text = reason(first)
+        except KeyError:
+            text = first["msg"]
+    else:
+        text = first["msg"]
+    if first["type"] == "too_short" and path == "flows":
+        text = "at least one [[flows]] entry is required"
+    elif first["type"] == "extra_forbidden":
+        text = "unknown key"
+    elif first["type"].endswith("_type") and "input" in first:
+        text += f" (got {first['input']!r})"
+    return ScenarioError(path, text[0].lower() + text[1:] if text else "invalid")

@@ -1,0 +1,383 @@
+"""Scenario files: TOML round trip, one-line errors naming the key, the resolved JSON of internals.md."""
+
+import copy
+import json
+import pickle
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccsim.errors import ConservationError, OutputExistsError, ScenarioError, UnitError
+from ccsim.scenario import Scenario, load_scenario
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SINGLE = EXAMPLES / "single_flow.toml"
+THREE = EXAMPLES / "three_flows.toml"
+
+
+def example(path: Path = SINGLE) -> dict:
+    return tomllib.loads(path.read_text())
+
+
+def minimal() -> dict:
+    return {
+        "run": {"duration": "10s"},
+        "topology": {"bottleneck_rate": "10Mbit", "bottleneck_delay": "20ms", "queue": "84pkt"},
+        "flows": [{"algorithm": "newreno"}],
+    }
+
+
+# --- round trip ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [SINGLE, THREE], ids=lambda p: p.name)
+def test_examples_round_trip_through_toml(path):
+    loaded = Scenario.from_toml(path)
+    dumped = loaded.to_toml()
+    reloaded = Scenario.from_toml_str(dumped)
+    assert reloaded == loaded
+    assert reloaded.resolve() == loaded.resolve()
+    assert reloaded.to_toml() == dumped  # the canonical form is a fixed point
+
+
+def test_round_trip_keeps_overrides_shorthands_and_options():
+    data = minimal()
+    data["run"]["measure"] = ["1.5s", "9s"]
+    data["topology"].update(
+        queue={"kind": "droptail", "limit": "150kB"},
+        loss="0.5%",
+        reverse_rate="1Mbit",
+        reverse_delay="5ms",
+        reverse_queue="20pkt",
+        reverse_loss=0.01,
+    )
+    data["flows"] = [
+        {"algorithm": "newreno", "count": 2, "name": "bulk", "tcp": {"mss": "1000B", "sack": False}},
+        {"algorithm": "newreno", "start": "2s", "stop": "8s", "bytes": "10MB", "access_delay": "12.5ms",
+         "params": {"halve_from": "cwnd"}},
+    ]
+    loaded = Scenario.from_dict(data)
+    reloaded = Scenario.from_toml_str(loaded.to_toml())
+    assert reloaded == loaded
+    assert reloaded.resolve() == loaded.resolve()
+    # only the keys a flow overrode are written under [flows.tcp]
+    assert tomllib.loads(loaded.to_toml())["flows"][0]["tcp"] == {"mss": "1kB", "sack": False}
+    assert "tcp" not in tomllib.loads(loaded.to_toml())["flows"][1]
+
+
+def test_load_scenario_accepts_a_path_or_toml_text():
+    from_path = load_scenario(SINGLE)
+    assert load_scenario(str(SINGLE)) == from_path
+    assert load_scenario(SINGLE.read_text()) == from_path
+
+
+# --- resolve -----------------------------------------------------------------------------------------
+
+# The example of docs/internals.md, which examples/single_flow.toml describes.
+INTERNALS_EXAMPLE = {
+    "duration_ns": 60000000000,
+    "sample_interval_ns": 100000000,
+    "measure_start_ns": 0,
+    "measure_end_ns": 60000000000,
+    "topology": {
+        "kind": "dumbbell",
+        "bottleneck": {"rate_bps": 10000000, "delay_ns": 20000000,
+                       "queue": {"kind": "droptail", "limit_pkts": 84, "limit_bytes": None},
+                       "loss_rate": 0.0},
+        "reverse": {"rate_bps": 10000000, "delay_ns": 20000000,
+                    "queue": {"kind": "droptail", "limit_pkts": 10000, "limit_bytes": None},
+                    "loss_rate": 0.0},
+        "access_rate_bps": 1000000000,
+    },
+    "flows": [
+        {"name": "flow0", "algorithm": "newreno", "params": {"halve_from": "flight"},
+         "start_ns": 0, "stop_ns": 60000000000, "bytes": None, "access_delay_ns": 0,
+         "tcp": {"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": True,
+                 "delayed_ack": True, "delayed_ack_timeout_ns": 100000000, "abc_limit": 2,
+                 "min_rto_ns": 200000000, "initial_rto_ns": 1000000000, "max_rto_ns": 60000000000,
+                 "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True}},
+    ],
+}
+
+
+def test_single_flow_resolves_to_the_internals_example():
+    resolved = Scenario.from_toml(SINGLE).resolve()
+    assert resolved == INTERNALS_EXAMPLE
+    # exact JSON types: integers stay integers, the loss rate is a float
+    assert json.loads(json.dumps(resolved)) == INTERNALS_EXAMPLE
+    assert isinstance(resolved["topology"]["bottleneck"]["loss_rate"], float)
+
+
+def test_defaults_are_written_out_in_resolve():
+    resolved = Scenario.from_dict(minimal()).resolve()
+    expected = copy.deepcopy(INTERNALS_EXAMPLE)
+    expected.update(duration_ns=10 * 10**9, measure_end_ns=10 * 10**9)
+    expected["flows"][0].update(params={}, stop_ns=10 * 10**9)
+    assert resolved == expected
+
+
+def test_three_flows_resolves_names_times_and_window():
+    resolved = Scenario.from_toml(THREE).resolve()
+    assert resolved["duration_ns"] == 100 * 10**9
+    assert (resolved["measure_start_ns"], resolved["measure_end_ns"]) == (45 * 10**9, 60 * 10**9)
+    assert [(f["name"], f["start_ns"] // 10**9, f["stop_ns"] // 10**9) for f in resolved["flows"]] == [
+        ("first", 0, 60), ("second", 20, 80), ("third", 40, 100)
+    ]
+
+
+def test_count_expands_flows_with_names():
+    data = minimal()
+    data["flows"] = [{"algorithm": "newreno", "count": 2}, {"algorithm": "newreno", "count": 2, "name": "x"},
+                     {"algorithm": "newreno"}]
+    scenario = Scenario.from_dict(data)
+    names = [f["name"] for f in scenario.resolve()["flows"]]
+    assert names == ["flow0", "flow1", "x-0", "x-1", "flow4"]
+    assert scenario.flow_names() == names
+    assert scenario.flow_count == 5
+
+
+def test_flow_tcp_overrides_the_global_table():
+    data = minimal()
+    data["tcp"] = {"mss": "1000B", "min_rto": "1s", "initial_rto": "3s"}
+    data["flows"] = [{"algorithm": "newreno", "tcp": {"mss": "500B", "delayed_ack": False}}, {"algorithm": "newreno"}]
+    flows = Scenario.from_dict(data).resolve()["flows"]
+    assert (flows[0]["tcp"]["mss_bytes"], flows[0]["tcp"]["delayed_ack"], flows[0]["tcp"]["min_rto_ns"]) == (500, False, 10**9)
+    assert (flows[1]["tcp"]["mss_bytes"], flows[1]["tcp"]["delayed_ack"], flows[1]["tcp"]["initial_rto_ns"]) == (1000, True, 3 * 10**9)
+
+
+def test_topology_options_resolve():
+    data = minimal()
+    data["topology"].update(queue={"limit": "150kB"}, loss="1%", reverse_rate="1Mbit", reverse_queue="20pkt", access_rate="100Mbit")
+    topo = Scenario.from_dict(data).resolve()["topology"]
+    assert topo["bottleneck"]["queue"] == {"kind": "droptail", "limit_pkts": None, "limit_bytes": 150_000}
+    assert topo["bottleneck"]["loss_rate"] == 0.01
+    assert topo["reverse"] == {"rate_bps": 1_000_000, "delay_ns": 20_000_000,
+                               "queue": {"kind": "droptail", "limit_pkts": 20, "limit_bytes": None}, "loss_rate": 0.0}
+    assert topo["access_rate_bps"] == 100_000_000
+
+
+# --- errors ------------------------------------------------------------------------------------------
+
+
+def _set(path, value):
+    def mutate(d):
+        *parents, last = path
+        for key in parents:
+            d = d[key]
+        d[last] = value
+    return mutate
+
+
+def _del(path):
+    def mutate(d):
+        *parents, last = path
+        for key in parents:
+            d = d[key]
+        del d[last]
+    return mutate
+
+
+def _add_flow(**flow):
+    return lambda d: d["flows"].append({"algorithm": "newreno", **flow})
+
+
+BAD = [
+    # (id, mutation, field, reason fragment)
+    ("unknown key", _set(["topology", "bandwidth"], "10Mbit"), "topology.bandwidth", "unknown key"),
+    ("unknown key typo", _set(["run", "duraton"], "1s"), "run.duraton", "did you mean 'duration'"),
+    ("unknown top-level table", _set(["flow"], {}), "flow", "unknown key"),
+    ("unknown key in flow", _set(["flows", 0, "algo"], "newreno"), "flows[0].algo", "unknown key"),
+    ("unknown key in flow tcp", _set(["flows", 0, "tcp"], {"msss": "1B"}), "flows[0].tcp.msss", "unknown key"),
+    ("zero rate", _set(["topology", "bottleneck_rate"], "0Mbit"), "topology.bottleneck_rate", "must be > 0"),
+    ("negative rate", _set(["topology", "bottleneck_rate"], "-10Mbit"), "topology.bottleneck_rate", "negative"),
+    ("zero access rate", _set(["topology", "access_rate"], "0bit"), "topology.access_rate", "must be > 0"),
+    ("zero reverse rate", _set(["topology", "reverse_rate"], "0bit"), "topology.reverse_rate", "must be > 0"),
+    ("Mbps", _set(["topology", "bottleneck_rate"], "10Mbps"), "topology.bottleneck_rate", "write 'Mbit'"),
+    ("bare number rate", _set(["topology", "bottleneck_rate"], 10_000_000), "topology.bottleneck_rate", "no unit"),
+    ("malformed unit", _set(["topology", "bottleneck_rate"], "10Mbitt"), "topology.bottleneck_rate", "unknown unit"),
+    ("unit first", _set(["topology", "bottleneck_delay"], "ms20"), "topology.bottleneck_delay", "not a time"),
+    ("queue of 0", _set(["topology", "queue"], "0pkt"), "topology.queue", "must hold at least 1 packet"),
+    ("queue table of 0", _set(["topology", "queue"], {"kind": "droptail", "limit": "0pkt"}), "topology.queue",
+     "must hold at least 1 packet"),
+    ("queue below one packet", _set(["topology", "queue"], "1000B"), "topology.queue", "must hold at least 1 packet"),
+    ("reverse queue of 0", _set(["topology", "reverse_queue"], "0pkt"), "topology.reverse_queue", "at least 1 packet"),
+    ("unknown queue kind", _set(["topology", "queue"], {"kind": "red", "limit": "10pkt"}), "topology.queue.kind",
+     "droptail"),
+    ("queue in pkts", _set(["topology", "queue"], "84pkts"), "topology.queue", "write 'pkt'"),
+    ("queue table in pkts", _set(["topology", "queue"], {"limit": "84pkts"}), "topology.queue.limit", "write 'pkt'"),
+    ("missing queue", _del(["topology", "queue"]), "topology.queue", "missing"),
+    ("unknown topology", _set(["topology", "kind"], "parking_lot"), "topology.kind", "dumbbell"),
+    ("loss of 1", _set(["topology", "loss"], 1.0), "topology.loss", "[0, 1)"),
+    ("loss of 100%", _set(["topology", "loss"], "100%"), "topology.loss", "[0, 1)"),
+    ("negative loss", _set(["topology", "loss"], -0.01), "topology.loss", "outside [0, 1]"),
+    ("loss as string", _set(["topology", "loss"], "0.01"), "topology.loss", "percent"),
+    ("nan loss", _set(["topology", "loss"], float("nan")), "topology.loss", "NaN"),
+    ("zero duration", _set(["run", "duration"], "0s"), "run.duration", "must be > 0"),
+    ("missing duration", _del(["run", "duration"]), "run.duration", "missing"),
+    ("bare duration", _set(["run", "duration"], 60), "run.duration", "no unit"),
+    ("zero sample interval", _set(["run", "sample_interval"], "0ms"), "run.sample_interval", "must be > 0"),
+    ("sample interval too long", _set(["run", "sample_interval"], "61s"), "run.sample_interval", "longer than the run"),
+    ("measure reversed", _set(["run", "measure"], ["10s", "5s"]), "run.measure", "not after start"),
+    ("measure past end", _set(["run", "measure"], ["10s", "70s"]), "run.measure", "after the end of the run"),
+    ("measure one value", _set(["run", "measure"], ["10s"]), "run.measure", "at least 2"),
+    ("measure bad unit", _set(["run", "measure"], ["10s", "20"]), "run.measure[1]", "no unit"),
+    ("negative seed", _set(["run", "seed"], -1), "run.seed", ">= 0"),
+    ("string seed", _set(["run", "seed"], "1"), "run.seed", "integer"),
+    ("no flows", _set(["flows"], []), "flows", "at least one"),
+    ("flows missing", _del(["flows"]), "flows", "missing"),
+    ("start at end", _set(["flows", 0, "start"], "60s"), "flows[0].start", "at or after the end of the run (60s)"),
+    ("start after end", _add_flow(start="70s"), "flows[1].start", "70s is at or after the end of the run (60s)"),
+    ("stop before start", _add_flow(start="20s", stop="10s"), "flows[1].stop", "not after start"),
+    ("stop equal start", _add_flow(start="20s", stop="20s"), "flows[1].stop", "not after start"),
+    ("stop after end", _set(["flows", 0, "stop"], "61s"), "flows[0].stop", "after the end of the run"),
+    ("zero count", _set(["flows", 0, "count"], 0), "flows[0].count", ">= 1"),
+    ("float count", _set(["flows", 0, "count"], 1.5), "flows[0].count", "integer"),
+    ("huge count", _set(["flows", 0, "count"], 10**6), "flows[0].count", "<= 10000"),
+    ("zero bytes", _set(["flows", 0, "bytes"], "0B"), "flows[0].bytes", "must be > 0"),
+    ("missing algorithm", _del(["flows", 0, "algorithm"]), "flows[0].algorithm", "missing"),
+    ("algorithm not a string", _set(["flows", 0, "algorithm"], 3), "flows[0].algorithm", "string"),
+    ("param of a bad type", _set(["flows", 0, "params"], {"halve_from": [1]}), "flows[0].params.halve_from",
+     "number, true/false or a string"),
+    ("duplicate names", _add_flow(name="flow0"), "flows[1].name", "duplicate flow name 'flow0'"),
+    ("bool as string", _set(["tcp", "sack"], "yes"), "tcp.sack", "true or false"),
+    ("zero mss", _set(["tcp", "mss"], "0B"), "tcp.mss", "must be > 0"),
+    ("zero initial window", _set(["tcp", "initial_window"], 0), "tcp.initial_window", ">= 1"),
+    ("rto order", _set(["tcp", "max_rto"], "100ms"), "tcp.max_rto", "below min_rto"),
+    ("flow rto order", _set(["flows", 0, "tcp"], {"initial_rto": "100ms"}), "flows[0].tcp.initial_rto", "outside"),
+    ("tiny rwnd", _set(["tcp", "rwnd"], "1000B"), "tcp.rwnd", "smaller than one segment"),
+    ("run not a table", _set(["run"], 5), "run", "must be a table"),
+]
+
+
+@pytest.mark.parametrize("mutate, field, reason", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_input_is_one_line_naming_the_field(mutate, field, reason):
+    data = example()
+    mutate(data)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(data)
+    err = e.value
+    assert err.field == field, str(err)
+    assert reason in err.reason, str(err)
+    assert str(err) == f"{field}: {err.reason}"
+    assert "\n" not in str(err)
+
+
+def test_the_brief_s_example_messages():
+    data = example()
+    data["flows"].append({"algorithm": "newreno", "start": "70s"})
+    with pytest.raises(ScenarioError, match=r"^flows\[1\]\.start: 70s is at or after the end of the run \(60s\)$"):
+        Scenario.from_dict(data)
+    data = example()
+    data["topology"]["bottleneck_rate"] = "0bit"
+    with pytest.raises(ScenarioError, match=r"^topology\.bottleneck_rate: must be > 0$"):
+        Scenario.from_dict(data)
+    data = example()
+    data["topology"]["queue"] = "0pkt"
+    with pytest.raises(ScenarioError, match=r"^topology\.queue: must hold at least 1 packet$"):
+        Scenario.from_dict(data)
+    data = example()
+    data["run"]["duration"] = "0s"
+    with pytest.raises(ScenarioError, match=r"^run\.duration: must be > 0$"):
+        Scenario.from_dict(data)
+
+
+def test_unit_errors_keep_their_class():
+    data = example()
+    data["topology"]["bottleneck_rate"] = "10 Mbit"
+    with pytest.raises(UnitError, match=r"^topology\.bottleneck_rate: '10 Mbit' contains a space"):
+        Scenario.from_dict(data)
+
+
+def test_unknown_algorithm_is_named_with_the_known_ones():
+    core = pytest.importorskip("ccsim._core")
+    known = [a["name"] for a in core.algorithms()]
+    assert "newreno" in known
+    data = example()
+    data["flows"][0]["algorithm"] = "cubic"
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(data)
+    assert e.value.field == "flows[0].algorithm"
+    assert e.value.reason == f"unknown algorithm 'cubic' (known: {', '.join(known)})"
+
+
+def test_toml_syntax_error_names_the_file(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[run]\nduration = \n")
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_toml(path)
+    assert e.value.field == str(path)
+    assert "invalid TOML" in e.value.reason
+    assert "\n" not in str(e.value)
+
+
+def test_missing_file_names_the_file(tmp_path):
+    with pytest.raises(ScenarioError, match="no such file"):
+        load_scenario(tmp_path / "nope.toml")
+
+
+def test_models_are_immutable():
+    scenario = Scenario.from_toml(SINGLE)
+    with pytest.raises(Exception):
+        scenario.run.duration_ns = 1
+
+
+# --- the error classes ------------------------------------------------------------------------------
+
+
+def test_scenario_error_from_the_engine_s_single_message():
+    err = ScenarioError("flows[0].params.beta: 2 is out of range [0, 1]")
+    assert (err.field, err.reason) == ("flows[0].params.beta", "2 is out of range [0, 1]")
+    assert str(err) == "flows[0].params.beta: 2 is out of range [0, 1]"
+    assert str(ScenarioError("no field here")) == "no field here"
+    again = pickle.loads(pickle.dumps(ScenarioError("a.b", "c")))
+    assert (type(again), again.field, again.reason) == (ScenarioError, "a.b", "c")
+
+
+def test_error_hierarchy():
+    assert issubclass(UnitError, ScenarioError) and issubclass(ScenarioError, ValueError)
+    assert issubclass(ConservationError, RuntimeError)
+    assert issubclass(OutputExistsError, FileExistsError)
+
+
+# --- no other exception escapes ---------------------------------------------------------------------
+
+junk = st.one_of(
+    st.none(), st.booleans(), st.integers(-10, 10**12), st.floats(allow_nan=True),
+    st.sampled_from(["", "10Mbit", "20ms", "84pkt", "1%", "abc", "-1s", "1.5B", "newreno", "0s", "99s"]),
+    st.lists(st.sampled_from(["1s", "2s", 3]), max_size=3), st.dictionaries(st.sampled_from(["limit", "kind", "x"]), st.just("1pkt")),
+)
+
+
+def _paths(data, prefix=()):
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield prefix + (key,)
+            yield from _paths(value, prefix + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield prefix + (i,)
+            yield from _paths(value, prefix + (i,))
+
+
+PATHS = sorted(_paths(example()), key=str)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(PATHS), junk), min_size=1, max_size=3))
+def test_any_mutation_is_valid_or_a_scenario_error(mutations):
+    data = example()
+    for path, value in mutations:
+        try:
+            _set(list(path), value)(data)
+        except (KeyError, IndexError, TypeError):
+            continue
+    try:
+        scenario = Scenario.from_dict(data)
+    except ScenarioError as e:
+        assert "\n" not in str(e)
+        assert e.field
+        return
+    assert Scenario.from_toml_str(scenario.to_toml()) == scenario
