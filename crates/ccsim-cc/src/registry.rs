@@ -73,6 +73,18 @@ builtin_algorithms! {
     Chd => chd::Chd,
         "CAIA-Hamilton delay: once-per-RTT delay backoff on max queueing delay, shadow window, loss tolerance below q_th",
         "Hayes & Armitage, LCN 2010, eqs. 2-4; FreeBSD cc_chd.c";
+    Westwood => westwood::Westwood,
+        "Westwood+ Faster Recovery: Reno growth; on loss ssthresh = BWE*RTTmin, cwnd = ssthresh = BWE*RTTmin at recovery end",
+        "Linux tcp_westwood.c; Mascolo et al., MobiCom 2001; Grieco & Mascolo, CCR 2004";
+    TcpLimit => tcp_limit::TcpLimit,
+        "TCP Limit: NewReno/Westwood that holds cwnd above alpha*CWE(RE) and forces it to CWE(RE) when v_cwnd > v_target",
+        "Nemeth, Molnar, Tarjan, Szabo, TCP Limit (section III, eqs. 1-7)";
+    Htcp => htcp::Htcp,
+        "H-TCP: alpha(Delta) increase, adaptive backoff RTTmin/RTTmax, RTT scaling, bandwidth switch (Linux tcp_htcp.c defaults)",
+        "Leith & Shorten, PFLDnet 2004; draft-leith-tcp-htcp-06; Linux net/ipv4/tcp_htcp.c";
+    DelayAimd => delay_aimd::DelayAimd,
+        "delay-based AIMD on the H-TCP increase: backoff beta = min(delta*RTTmin/RTT, 0.9) when queueing delay >= tau0, delay-based limited slow start",
+        "Leith, Shorten, McCullagh, Heffner, Dunn, Baker, Delay-based AIMD congestion control, PFLDnet 2007, Algorithm 1, eqs. 1-7";
 }
 
 impl CongestionControl for Cc {
