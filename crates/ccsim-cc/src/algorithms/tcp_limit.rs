@@ -51,6 +51,9 @@
 //!   feeds per-ACK samples to Westwood's Tustin filter instead, which underestimates bursty
 //!   small-window flows by ~30 % (unit test in `rate_estimators`). The paper gives neither T nor the
 //!   filter. RE is not used until T of ACK history exists; before that the CA step is plain NewReno.
+//!   Trade-off of τ: the filter delays RE, so windows below ≈ 11 × (lag in RTTs) segments are held
+//!   while growing (favours large windows); without it (`re_tau_rtts = 0`) RE's per-ACK noise ratchets
+//!   windows up and the standing queue of several flows grows. τ = 1 RTTmin stays closest to eq. (7).
 //! * Line 3 compares cwnd in whole segments (floor(cwnd/MSS)·MSS, what can be sent; Linux's integer
 //!   snd_cwnd) with α·CWE(RE): with a byte window, n + 0.5 segments send n, measure CWE(RE) ≈ n and
 //!   would be held for ever when n < 1/(α − 1) = 10 segments. `compare_whole_segments = false` uses
@@ -693,11 +696,22 @@ mod tests {
         assert!(TcpLimit::new(&given, &init).is_err());
     }
 
-    fn run_ops(ops: &[super::super::rate_estimators::fuzz::Op], seed: u64, base: &str) -> Vec<u64> {
+    fn run_ops(ops: &[super::super::rate_estimators::fuzz::Op], seed: u64, base: &str, variant: u8) -> Vec<u64> {
         let mut init = Script::<TcpLimit>::init(1448, 10, 2);
         init.rng = crate::Rng::new(seed, 1);
         let mut given = ParamMap::new();
         given.insert("base".into(), ParamValue::Text(base.into()));
+        if variant & 1 != 0 {
+            given.insert("re_filter".into(), ParamValue::Text("tustin".into()));
+        }
+        if variant & 2 != 0 {
+            given.insert("v_target_reset".into(), ParamValue::Text("cwe_re".into()));
+        }
+        if variant & 4 != 0 {
+            given.insert("re_tau_rtts".into(), ParamValue::Number(0.0));
+            given.insert("nl_window_s".into(), ParamValue::Number(1.0));
+            given.insert("nri_per".into(), ParamValue::Text("bytes".into()));
+        }
         let mut s = Script::new(TcpLimit::new(&given, &init).unwrap(), init);
         super::super::rate_estimators::fuzz::run(&mut s, ops)
     }
@@ -708,10 +722,11 @@ mod tests {
             ops in proptest::collection::vec(super::super::rate_estimators::fuzz::op(), 1..400),
             seed in any::<u64>(),
             westwood in any::<bool>(),
+            variant in 0u8..8,
         ) {
             let base = if westwood { "westwood" } else { "newreno" };
-            let a = run_ops(&ops, seed, base);
-            let b = run_ops(&ops, seed, base);
+            let a = run_ops(&ops, seed, base, variant);
+            let b = run_ops(&ops, seed, base, variant);
             prop_assert_eq!(a, b);
         }
     }

@@ -99,6 +99,9 @@ pub struct Sender {
     pub rto_deadline: Option<Time>,
     round: Round,
     cwnd_limited: bool,
+    /// FreeBSD h_ertt's delayed-ACK guess: up when an ACK covers more than one segment, down when it
+    /// covers one; while non-zero, single-segment ACKs give the algorithm no RTT sample.
+    dlyack_guess: u8,
     pub latest_rtt: Option<Duration>,
     pub stats: SenderStats,
 }
@@ -137,6 +140,7 @@ impl Sender {
             rto_deadline: None,
             round: Round::default(),
             cwnd_limited: true,
+            dlyack_guess: 0,
             latest_rtt: None,
             stats: SenderStats::default(),
         }
@@ -351,13 +355,8 @@ impl Sender {
         if ackno < self.snd_una || ackno > self.snd_max {
             return None; // old or impossible ACK
         }
-        let rtt_sample = if !ack.retx && ack.tx_time <= now { Some(now - ack.tx_time) } else { None };
-        if let Some(r) = rtt_sample {
-            self.rtt.observe(r);
-            self.latest_rtt = Some(r);
-            self.round.max_rtt = Some(self.round.max_rtt.map_or(r, |m| m.max(r)));
-            self.round.min_rtt = Some(self.round.min_rtt.map_or(r, |m| m.min(r)));
-        }
+        // Karn: no sample when the echoed segment was a retransmission.
+        let karn_sample = if !ack.retx && ack.tx_time <= now { Some(now - ack.tx_time) } else { None };
         let newly_acked = ackno - self.snd_una;
         let mut newly_sacked = 0;
         if self.sack {
@@ -365,12 +364,27 @@ impl Sender {
                 newly_sacked += self.scoreboard.add(a, b.min(self.snd_max), ackno);
             }
         }
+        // The algorithms' sample also skips ACKs that were probably held by the receiver's delayed-ACK
+        // timer (its delay is not path delay), as FreeBSD h_ertt does; see docs/choices.md.
+        let held_back = newly_acked > 0 && newly_acked <= self.mss && newly_sacked == 0 && self.dlyack_guess > 0;
+        if newly_acked > self.mss {
+            self.dlyack_guess = (self.dlyack_guess + 1).min(5);
+        } else if newly_acked > 0 {
+            self.dlyack_guess = self.dlyack_guess.saturating_sub(1);
+        }
+        let rtt_sample = karn_sample.filter(|_| !held_back);
+        if let Some(r) = rtt_sample {
+            self.rtt.observe(r);
+            self.latest_rtt = Some(r);
+            self.round.max_rtt = Some(self.round.max_rtt.map_or(r, |m| m.max(r)));
+            self.round.min_rtt = Some(self.round.min_rtt.map_or(r, |m| m.min(r)));
+        }
         let was_in_recovery = self.in_fast_recovery;
         let is_dupack = newly_acked == 0 && self.snd_max > self.snd_una;
         let mut exit = None;
 
         if newly_acked > 0 {
-            if let Some(r) = rtt_sample {
+            if let Some(r) = karn_sample {
                 self.rtt.update_rto(r);
             }
             self.snd_una = ackno;
