@@ -490,10 +490,13 @@ impl Sender {
         }
         self.stats.timeouts += 1;
         self.rtt.on_timeout();
+        // What is really outstanding: during SACK recovery new data keeps flowing while a lost
+        // retransmission waits for this timer, so snd_max - snd_una can far exceed the window; the
+        // RFC 6675 pipe is the amount in the network (FreeBSD and Linux use cwnd here).
         let ev = LossEvent {
             now,
             kind: LossKind::Timeout { backoff: self.rtt.backoff },
-            bytes_in_flight: self.flight_size(),
+            bytes_in_flight: self.in_flight(),
             min_rtt: self.rtt.min,
             srtt: self.rtt.srtt,
         };
@@ -715,6 +718,25 @@ mod tests {
             s.on_ack(at(1110 + i), &ack(una, 1090, false), &mut out);
         }
         assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn rto_during_sack_recovery_halves_pipe_not_the_sequence_span() {
+        let (mut s, _) = sender(true);
+        let mut out = Vec::new();
+        // Segment 0 lost; SACKs for 1..=40 keep arriving, so new data flows during recovery.
+        for k in 2..=41 {
+            let mut a = ack(0, 0, false);
+            a.n_sack = 1;
+            a.sack[0] = (MSS, k * MSS);
+            s.on_ack(at(40 + k), &a, &mut out);
+        }
+        assert!(s.in_fast_recovery);
+        let span = s.flight_size();
+        let pipe = s.pipe();
+        assert!(span > 3 * pipe, "span {span} pipe {pipe}");
+        s.on_rto(at(2000), &mut out);
+        assert_eq!(s.w.ssthresh_bytes, (pipe / 2).max(2 * MSS), "ssthresh from the pipe, not from snd_max - snd_una");
     }
 
     #[test]
