@@ -51,7 +51,7 @@
 use crate::algorithms::pert::reno_loss_ssthresh;
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
-use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
+use crate::{RecoveryExit, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "binomial";
 
@@ -313,6 +313,18 @@ impl CongestionControl for Binomial {
                 bytes
             }
         }
+    }
+
+    /// End of fast recovery: cwnd = ssthresh, as ns-2's SACK sender (the paper's simulations) does
+    /// (RFC 6582 step 3 option 2). The machine's default, min(ssthresh, FlightSize + MSS), can leave
+    /// cwnd just below ssthresh, and the slow-start step that follows (up to 2 MSS with ABC) would
+    /// outweigh IIAD's 0.6-packet decrease: measured, IIAD then drifts far above its equilibrium.
+    fn on_recovery_exit(&mut self, w: &mut Window, exit: &RecoveryExit) {
+        if exit.after_timeout {
+            return;
+        }
+        w.set_cwnd(w.ssthresh_bytes);
+        self.sync(w.cwnd_bytes);
     }
 
     fn metrics(&self) -> Vec<Metric> {
@@ -659,5 +671,28 @@ mod tests {
                 prop_assert_eq!(a, b);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod recovery_exit_tests {
+    use super::*;
+    use crate::testkit::Script;
+    use crate::ParamValue;
+
+    #[test]
+    fn recovery_exit_restores_cwnd_to_ssthresh_even_with_little_in_flight() {
+        let mut given = ParamMap::new();
+        given.insert("preset".into(), ParamValue::Text("iiad".into()));
+        let init = Script::<Binomial>::init(1000, 10, 2);
+        let mut s = Script::new(Binomial::new(&given, &init).unwrap(), init);
+        s.w.cwnd_bytes = 50_000;
+        s.w.ssthresh_bytes = 20_000;
+        s.loss_fast_retransmit(50_000); // first decrease halves: 25 pkts
+        s.loss_fast_retransmit(25_000); // IIAD: 25 - 0.6 = 24.4 pkts
+        let ss = s.w.ssthresh_bytes;
+        assert_eq!(ss, 24_400);
+        s.exit_recovery(3_000, false); // the default rule would give min(ss, 3000 + 1000)
+        assert_eq!(s.w.cwnd_bytes, ss, "cwnd = ssthresh, no slow-start step to follow");
     }
 }
