@@ -71,7 +71,8 @@
 //! * A forced decrease may take cwnd to or below ssthresh, which would restart slow start; the paper
 //!   says the flow then "starts increasing its cwnd linearly", so ssthresh is lowered to just below
 //!   the new cwnd (cwnd − 1 byte) when needed.
-//! * cwnd after a forced decrease is at least 1 MSS (CWE(RE) can be tiny after an idle period).
+//! * cwnd after a forced decrease is at least 2 MSS (CWE(RE) can be tiny after an idle period; every
+//!   Reno-style decrease here floors at 2 MSS, and ssthresh = cwnd - 1 byte must stay >= 1 MSS).
 //! * Windows are bytes with a fractional accumulator (NRI of a few bytes per ACK is not truncated);
 //!   the accumulator is re-synchronised whenever the machine or the base changed cwnd.
 //! * On the Westwood base, Faster Recovery uses the Westwood+ (per-RTT) estimator of Linux, the
@@ -315,7 +316,7 @@ impl TcpLimit {
                 if cwnd_sent > self.alpha * cwe_re {
                     if self.v_cwnd > self.v_target {
                         // lines 4-7: forced decrease
-                        self.cwnd_f = cwe_re.max(mss);
+                        self.cwnd_f = cwe_re.max(2.0 * mss);
                         self.v_cwnd = self.cwnd_f;
                         self.v_target = if self.reset_to_cwe_re { cwe_re } else { f64::INFINITY };
                         self.forced_decreases += 1;
