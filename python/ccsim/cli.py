@@ -176,6 +176,13 @@ def print_summary(result: Any, console: Console) -> None:
         f"Jain index {_num(summary.get('jain_index'), 1, '{:.3f}')}, "
         f"mean queueing delay {_num(qdelay, 1, '{:.1f} ms')}"
     )
+    stats = result.meta.get("engine_stats", {})
+    if "engine_cpu_s" in stats:
+        duration_s = summary.get("duration_s")
+        console.print(
+            f"simulated {_num(duration_s, 1, '{:g} s')} in {stats['engine_cpu_s']:.3f} s of engine CPU "
+            f"({_num(stats.get('events'), 1, '{:.0f}')} events)"
+        )
 
 
 def _is_index(value: Any, n: int) -> bool:

@@ -1,0 +1,47 @@
+//! Engine throughput benchmark (not a test): the 1 Gbit/s dumbbell, 10 ms base RTT,
+//! 833-packet (one BDP) drop-tail queue, N NewReno flows. Prints simulated bottleneck packets per
+//! wall-clock second and the process's peak resident memory.
+//!
+//! cargo run --release -p ccsim-core --example bench_dumbbell -- [flows=100] [seconds=10] [sample_ms=100]
+
+use std::time::Instant;
+
+use ccsim_core::{Scenario, Simulation};
+use serde_json::json;
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.split_whitespace().nth(1).unwrap_or("0").parse().unwrap_or(0)))
+        .unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().expect("numeric argument")).collect();
+    let flows = *args.first().unwrap_or(&100);
+    let seconds = *args.get(1).unwrap_or(&10);
+    let sample_ms = *args.get(2).unwrap_or(&100);
+    let flow_specs: Vec<_> = (0..flows).map(|_| json!({"algorithm": "newreno"})).collect();
+    let scenario: Scenario = serde_json::from_value(json!({
+        "duration_ns": seconds * 1_000_000_000,
+        "sample_interval_ns": sample_ms * 1_000_000,
+        "topology": {"kind": "dumbbell",
+            "bottleneck": {"rate_bps": 1_000_000_000u64, "delay_ns": 5_000_000,
+                           "queue": {"kind": "droptail", "limit_pkts": 833}}},
+        "flows": flow_specs,
+    }))
+    .expect("scenario");
+    let started = Instant::now();
+    let out = Simulation::new(scenario, 1).expect("build").finish().expect("run");
+    let wall = started.elapsed().as_secs_f64();
+    let pkts = out.stats.bottleneck_packets as f64;
+    let util = out.run_summary.iter().find(|(k, _)| k == "bottleneck_utilisation").map(|(_, v)| *v).unwrap_or(f64::NAN);
+    println!(
+        "flows={flows} simulated={seconds}s wall={wall:.3}s bottleneck_packets={pkts:.0} pkts_per_wall_s={:.0} events={} events_per_wall_s={:.0} utilisation={util:.3} peak_rss_mib={:.1} realtime_factor={:.2}",
+        pkts / wall,
+        out.stats.events,
+        out.stats.events as f64 / wall,
+        peak_rss_kib() as f64 / 1024.0,
+        seconds as f64 / wall
+    );
+}
