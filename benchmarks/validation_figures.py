@@ -69,7 +69,7 @@ def aimd():
     for delta in (1.0, 0.75):
         for n in (1, 8, 32):
             r = ccsim.run(dumbbell("50Mbit", "60ms", "400pkt", [{"algorithm": "delay_aimd", "count": n,
-                                                                 "params": {"tau0": 20, "delta": delta}}],
+                                                                 "params": {"tau0_ms": 20, "delta": delta}}],
                                    measure=["20s", "60s"]), seed=1)
             l = r.links[(r.links.link == "bottleneck") & (r.links.time_s > 20)]
             print(f"| {n} | {delta} | {r.run_summary['bottleneck_utilisation']:.3f} | "

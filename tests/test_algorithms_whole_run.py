@@ -53,7 +53,7 @@ def test_chd_tolerates_random_loss_far_better_than_newreno() -> None:
 
 @pytest.mark.parametrize("flows", [1, 8, 32])
 def test_delay_aimd_fills_the_pipe_with_a_short_queue_and_no_drops(flows: int) -> None:
-    scenario = dumbbell("50Mbit", "60ms", "400pkt", [{"algorithm": "delay_aimd", "count": flows, "params": {"tau0": 20}}],
+    scenario = dumbbell("50Mbit", "60ms", "400pkt", [{"algorithm": "delay_aimd", "count": flows, "params": {"tau0_ms": 20}}],
                         duration="60s", measure=["20s", "60s"])
     result = ccsim.run(scenario, seed=1)
     after = bottleneck_after(result, 20)

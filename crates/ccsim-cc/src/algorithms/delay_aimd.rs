@@ -25,7 +25,7 @@
 //!
 //! Parameters: see [`params`]. τ̄0 = 20 ms (Figs 2-4; Fig 7 used 50 ms). The paper gives no value for
 //! δ, γ, Δ0, w0 or a: the engineering defaults of the spec (5.3) are used, each a parameter: δ = 0.75
-//! (the only value shown, Fig. 4), γ = 0.5, Δ0 = max(RTTmax − RTTmin, RTTmin), w0 = 4 packets,
+//! (the only value shown, Fig. 4), γ = 0.5, Δ0 = max(RTTmax − RTTmin, RTTmin), w0_pkts = 4 packets,
 //! a = 0.001 (RTTmax decays 1 ms per second).
 //!
 //! Differences from the paper, and choices where it is silent (why):
@@ -68,7 +68,7 @@
 //! * **Slow-start test** `w ≤ ssthresh` (listing); right after a backoff w == ssthresh, so one
 //!   slow-start step follows (as FreeBSD after ECN/delay backoffs).
 //! * H-TCP RTT scaling is not part of eq. (2); `rtt_scaling = true` adds it (Linux H-TCP default).
-//! * `rtt_min_init` lets a scenario start RTTmin at a given value (Figs 3-4 configure it by hand).
+//! * `rtt_min_init_ms` lets a scenario start RTTmin at a given value (Figs 3-4 configure it by hand).
 
 use std::time::Duration;
 
@@ -82,20 +82,20 @@ pub const NAME: &str = "delay_aimd";
 
 pub fn params() -> Vec<ParamSpec> {
     vec![
-        ParamSpec::positive("tau0", "ms", 20.0, 10_000.0, "baseline queueing-delay threshold tau0-bar for the delay backoff (paper Figs 2-4: 20 ms; Fig 7: 50 ms)"),
+        ParamSpec::positive("tau0_ms", "ms", 20.0, 10_000.0, "baseline queueing-delay threshold tau0-bar for the delay backoff (paper Figs 2-4: 20 ms; Fig 7: 50 ms)"),
         ParamSpec::positive("delta", "", 1.0, 1.0, "backoff scaling delta of eq. 4, beta = min(delta*RTTmin/RTT, beta_max); 1 = eq. 3 (Figs 2, 3, 6-8); < 1 lets RTTmin ratchet down (Fig 4: 0.75)"),
         ParamSpec::positive("beta_max", "", 0.9, 1.0, "cap of the adaptive backoff factor (Algorithm 1 line 5: 0.9)"),
         ParamSpec::number("gamma", "", 0.5, 0.0, 1.0, "weight of the observed queue in the adaptive increase threshold, eq. 5 (not given; spec default 0.5; 0 = basic algorithm)"),
-        ParamSpec::number("delta0", "ms", 0.0, 0.0, 3_600_000.0, "minimum time between delay backoffs Delta0; 0 = max(RTTmax - RTTmin, RTTmin) (not given; spec default)"),
-        ParamSpec::number("w0", "pkts", 4.0, 0.0, 1e9, "delay rules apply only above this window (eq. 1; not given; spec default 4)"),
+        ParamSpec::number("delta0_ms", "ms", 0.0, 0.0, 3_600_000.0, "minimum time between delay backoffs Delta0; 0 = max(RTTmax - RTTmin, RTTmin) (not given; spec default)"),
+        ParamSpec::number("w0_pkts", "pkts", 4.0, 0.0, 1e9, "delay rules apply only above this window (eq. 1; not given; spec default 4)"),
         ParamSpec::number("a", "s/s", 0.001, 0.0, 1.0, "decay rate of RTTmax towards the current RTT (line 3; not given; spec default 1 ms per s)"),
         ParamSpec::choice("backoff_threshold", "baseline", &["baseline", "adaptive"], "delay backoff when tau >= tau0-bar (Algorithm 1) or >= the adaptive tau0 of eq. 5 (eq. 6 text)"),
         ParamSpec::choice("delay_signal", "rtt", &["rtt", "srtt"], "RTT used for tau, beta and RTTmax: raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (section II-A)"),
         ParamSpec::boolean("limited_slow_start", true, "delay-based limited slow start with max_ssthresh of eq. 7 (section IV); false: Reno slow start"),
         ParamSpec::boolean("window_guard", true, "no second delay backoff until the data sent before the previous one is acked (ccsim choice, see docs)"),
         ParamSpec::boolean("rtt_scaling", false, "scale the H-TCP factor by clamp(RTTmin/100 ms, 0.1, 2) as Linux H-TCP (not in eq. 2)"),
-        ParamSpec::positive("delta_l", "s", 1.0, 3600.0, "H-TCP low-speed interval Delta_L of eq. 2"),
-        ParamSpec::number("rtt_min_init", "ms", 0.0, 0.0, 3_600_000.0, "initial RTTmin before samples lower it (Figs 3-4 set it by hand); 0 = first sample"),
+        ParamSpec::positive("delta_l_s", "s", 1.0, 3600.0, "H-TCP low-speed interval Delta_L of eq. 2"),
+        ParamSpec::number("rtt_min_init_ms", "ms", 0.0, 0.0, 3_600_000.0, "initial RTTmin before samples lower it (Figs 3-4 set it by hand); 0 = first sample"),
     ]
 }
 
@@ -141,22 +141,22 @@ impl DelayAimd {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
         let nanos = |name: &str| (p.f64(name) * 1e6).round();
-        let delta0 = nanos("delta0");
-        let rtt_min_init = nanos("rtt_min_init");
+        let delta0 = nanos("delta0_ms");
+        let rtt_min_init = nanos("rtt_min_init_ms");
         Ok(DelayAimd {
-            tau0_bar: nanos("tau0"),
+            tau0_bar: nanos("tau0_ms"),
             delta: p.f64("delta"),
             beta_max: p.f64("beta_max"),
             gamma: p.f64("gamma"),
             delta0_fixed: if delta0 > 0.0 { Some(delta0) } else { None },
-            w0_pkts: p.f64("w0"),
+            w0_pkts: p.f64("w0_pkts"),
             a: p.f64("a"),
             backoff_adaptive: p.text("backoff_threshold") == "adaptive",
             use_srtt: p.text("delay_signal") == "srtt",
             limited_ss: p.bool("limited_slow_start"),
             window_guard: p.bool("window_guard"),
             rtt_scaling: p.bool("rtt_scaling"),
-            delta_l_s: p.f64("delta_l"),
+            delta_l_s: p.f64("delta_l_s"),
             abc_limit: init.abc_limit_segments,
             mss: init.mss_bytes.max(1),
             rtt_min: if rtt_min_init > 0.0 { Some(rtt_min_init) } else { None },
@@ -421,8 +421,8 @@ mod tests {
 
     #[test]
     fn no_increase_while_tau_above_adaptive_tau0() {
-        // Delta0 large so no backoff interferes. RTTmin 100, RTTmax 130 -> tau0 = 0.5*20 + 0.5*30 = 25 ms.
-        let mut s = ca(&[num("delta0", 10_000.0)]);
+        // Delta0 large so no backoff interferes. RTTmin 100, RTTmax 130 -> tau0_ms = 0.5*20 + 0.5*30 = 25 ms.
+        let mut s = ca(&[num("delta0_ms", 10_000.0)]);
         s.ack_rtt(MSS, ms(100));
         s.ack_rtt(MSS, ms(130)); // tau 30 > 25: held
         assert!(close(s.metric("tau0_ms"), 25.0));
@@ -434,7 +434,7 @@ mod tests {
         assert!(s.w.cwnd_bytes > w);
         assert_eq!(s.metric("delay_backoffs"), Some(0.0));
         // w <= w0 always increases
-        let mut s = ca(&[num("delta0", 10_000.0), num("w0", 200.0)]);
+        let mut s = ca(&[num("delta0_ms", 10_000.0), num("w0_pkts", 200.0)]);
         s.ack_rtt(MSS, ms(100));
         s.ack_rtt(MSS, ms(150));
         assert!(s.w.cwnd_bytes > 100_005);
@@ -447,7 +447,7 @@ mod tests {
         s.ack_rtt(MSS, ms(100)); // t = 1 ms = t_b; tau 0, beta 0.75: +0.5*1e6/100000 = 5 -> 100005
         s.ack_rtt(MSS, ms(120)); // tau 20 >= 20 but now - t_b = 1 ms < Delta0 = max(20, 100) ms
         assert_eq!(s.metric("delay_backoffs"), Some(0.0));
-        // that ACK still increased (tau 20 <= tau0 = 0.5*20 + 0.5*20): beta 0.625, alpha 0.75,
+        // that ACK still increased (tau 20 <= tau0_ms = 0.5*20 + 0.5*20): beta 0.625, alpha 0.75,
         // +0.75e6/100005 = 7.4996 -> 100012.4996
         assert_eq!(s.w.cwnd_bytes, 100_012);
         s.advance(ms(100));
@@ -469,10 +469,10 @@ mod tests {
 
     #[test]
     fn delay_backoff_sets_w_to_beta_w_exactly() {
-        let mut s = ca(&[num("delta0", 1.0), num("gamma", 0.0)]);
+        let mut s = ca(&[num("delta0_ms", 1.0), num("gamma", 0.0)]);
         s.ack_rtt(MSS, ms(100)); // +5 bytes: 100005
         s.advance(ms(10));
-        // tau 25 > tau0 = 20 (gamma 0): no increase; tau >= tau0-bar and 12 ms > 1 ms: backoff
+        // tau 25 > tau0_ms = 20 (gamma 0): no increase; tau >= tau0-bar and 12 ms > 1 ms: backoff
         s.ack_rtt(MSS, ms(125));
         // beta = 0.75 * 100/125 = 0.6 -> floor(0.6 * 100005) = 60003
         assert_eq!(s.w.cwnd_bytes, 60_003);
@@ -482,7 +482,7 @@ mod tests {
 
     #[test]
     fn window_guard_blocks_a_second_backoff_until_pre_backoff_data_is_acked() {
-        let mut s = ca(&[num("delta0", 1.0), num("gamma", 0.0)]);
+        let mut s = ca(&[num("delta0_ms", 1.0), num("gamma", 0.0)]);
         s.ack_rtt(MSS, ms(100));
         s.advance(ms(10));
         s.ack_rtt(MSS, ms(125));
@@ -503,13 +503,13 @@ mod tests {
 
     #[test]
     fn no_delay_backoff_at_or_below_w0_or_in_recovery() {
-        let mut s = ca(&[num("delta0", 1.0), num("w0", 100.0)]);
+        let mut s = ca(&[num("delta0_ms", 1.0), num("w0_pkts", 100.0)]);
         s.w.cwnd_bytes = 90_000;
         s.ack_rtt(MSS, ms(100));
         s.advance(ms(10));
         s.ack_rtt(MSS, ms(150));
         assert_eq!(s.metric("delay_backoffs"), Some(0.0), "w = 90 pkts <= w0");
-        let mut s = ca(&[num("delta0", 1.0)]);
+        let mut s = ca(&[num("delta0_ms", 1.0)]);
         s.ack_rtt(MSS, ms(100));
         s.advance(ms(10));
         s.in_recovery = true;
@@ -519,8 +519,8 @@ mod tests {
 
     #[test]
     fn adaptive_backoff_threshold_option_uses_eq5_tau0() {
-        // RTTmin 100, RTTmax 160: tau0 = 10 + 30 = 40 ms.
-        let mut s = ca(&[num("delta0", 5.0), ("backoff_threshold", ParamValue::Text("adaptive".into()))]);
+        // RTTmin 100, RTTmax 160: tau0_ms = 10 + 30 = 40 ms.
+        let mut s = ca(&[num("delta0_ms", 5.0), ("backoff_threshold", ParamValue::Text("adaptive".into()))]);
         s.ack_rtt(MSS, ms(100));
         s.ack_rtt(MSS, ms(160)); // 2 ms after t_b = 0: too early anyway
         s.advance(ms(10));
@@ -564,12 +564,12 @@ mod tests {
     #[test]
     fn rtt_min_ratchets_down_after_a_delta_backoff() {
         // A standing queue hides the 120 ms path: RTTmin believed 200 ms.
-        let mut s = ca(&[num("delta0", 1.0), num("gamma", 0.0), num("rtt_min_init", 200.0)]);
+        let mut s = ca(&[num("delta0_ms", 1.0), num("gamma", 0.0), num("rtt_min_init_ms", 200.0)]);
         s.ack_rtt(MSS, ms(200));
         assert!(close(s.metric("rtt_min_ms"), 200.0));
         s.advance(ms(10));
         let w = s.w.cwnd_bytes as f64;
-        // tau 22 > tau0 = 20: no increase; backoff with beta = 0.75 * 200/222 = 0.6757, a deeper cut
+        // tau 22 > tau0_ms = 20: no increase; backoff with beta = 0.75 * 200/222 = 0.6757, a deeper cut
         // than the 200/222 = 0.90 that would just empty the (estimated) queue
         s.ack_rtt(MSS, ms(222));
         assert_eq!(s.metric("delay_backoffs"), Some(1.0));
@@ -578,7 +578,7 @@ mod tests {
         s.ack_rtt(MSS, ms(170));
         assert!(close(s.metric("rtt_min_ms"), 170.0));
         // rtt_min_init above the first sample is replaced at once (line 2)
-        let mut s = ca(&[num("rtt_min_init", 200.0)]);
+        let mut s = ca(&[num("rtt_min_init_ms", 200.0)]);
         s.ack_rtt(MSS, ms(120));
         assert!(close(s.metric("rtt_min_ms"), 120.0));
     }
@@ -586,7 +586,7 @@ mod tests {
     #[test]
     fn rtt_max_decays_at_rate_a() {
         // a = 0.001: each 1-segment ACK at RTT 100 ms and w = 100 pkts lowers RTTmax by 1 us.
-        let mut s = daimd(&[num("delta0", 1e6)]);
+        let mut s = daimd(&[num("delta0_ms", 1e6)]);
         s.w.cwnd_bytes = 100_000;
         s.w.ssthresh_bytes = 50_000;
         s.cwnd_limited = false; // keep w at 100 pkts
@@ -667,7 +667,7 @@ mod tests {
     #[test]
     fn bad_parameters_are_rejected() {
         let init = Script::<DelayAimd>::init(MSS, 10, 2);
-        for (k, v) in [("delta", 0.0), ("delta", 1.5), ("gamma", 1.5), ("tau0", 0.0), ("a", -1.0)] {
+        for (k, v) in [("delta", 0.0), ("delta", 1.5), ("gamma", 1.5), ("tau0_ms", 0.0), ("a", -1.0)] {
             let mut given = ParamMap::new();
             given.insert(k.into(), ParamValue::Number(v));
             assert!(DelayAimd::new(&given, &init).is_err(), "{k} = {v}");

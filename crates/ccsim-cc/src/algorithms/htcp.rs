@@ -82,11 +82,11 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::boolean("adaptive_backoff", true, "beta = clamp(RTTmin/RTTmax) after the first congestion event; false: beta = beta_min always (FreeBSD default)"),
         ParamSpec::number("beta_min", "", 0.5, 0.0, 1.0, "lower clamp of the adaptive backoff factor, and beta before adaptation (Linux BETA_MIN 64/128)"),
         ParamSpec::number("beta_max", "", 0.8, 0.0, 1.0, "upper clamp of the adaptive backoff factor (Linux BETA_MAX 102/128 = 0.797)"),
-        ParamSpec::positive("delta_l", "s", 1.0, 3600.0, "low-speed interval Delta_L: alpha_raw = 1 for Delta <= Delta_L (draft-leith-tcp-htcp)"),
-        ParamSpec::positive("rtt_ref", "ms", 100.0, 10_000.0, "reference RTT of the RTT scaling (Linux HZ/10)"),
-        ParamSpec::number("max_rtt_spike", "ms", 20.0, 0.0, 10_000.0, "RTTmax grows only by samples at most this far above it (Linux 20 ms); 0 disables the filter"),
+        ParamSpec::positive("delta_l_s", "s", 1.0, 3600.0, "low-speed interval Delta_L: alpha_raw = 1 for Delta <= Delta_L (draft-leith-tcp-htcp)"),
+        ParamSpec::positive("rtt_ref_ms", "ms", 100.0, 10_000.0, "reference RTT of the RTT scaling (Linux HZ/10)"),
+        ParamSpec::number("max_rtt_spike_ms", "ms", 20.0, 0.0, 10_000.0, "RTTmax grows only by samples at most this far above it (Linux 20 ms); 0 disables the filter"),
         ParamSpec::number("max_rtt_fade", "", 0.95, 0.0, 1.0, "at each congestion event RTTmax <- RTTmin + max_rtt_fade*(RTTmax - RTTmin) (Linux 95/100)"),
-        ParamSpec::number("min_rtt_for_beta", "ms", 10.0, 0.0, 10_000.0, "adaptive beta only when RTTmin exceeds this (Linux msecs_to_jiffies(10))"),
+        ParamSpec::number("min_rtt_for_beta_ms", "ms", 10.0, 0.0, 10_000.0, "adaptive beta only when RTTmin exceeds this (Linux msecs_to_jiffies(10))"),
         ParamSpec::number("bw_switch_tolerance", "", 0.2, 0.0, 10.0, "relative change of max throughput between epochs that triggers the bandwidth switch (Linux 5*maxB in [4,6]*old_maxB)"),
         ParamSpec::choice("delta_from", "recovery_exit", &["recovery_exit", "loss"], "Delta counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper)"),
         ParamSpec::boolean("linux_fixed_point", false, "reproduce Linux's integer arithmetic (jiffies at HZ=1000, integer factor, beta<<7, per-packet increase); default real-valued law"),
@@ -156,7 +156,7 @@ impl Htcp {
         if beta_min > beta_max {
             return Err(p.invalid("beta_min", format!("{beta_min} must not exceed beta_max {beta_max}")));
         }
-        let spike = p.millis("max_rtt_spike");
+        let spike = p.millis("max_rtt_spike_ms");
         let fixed_point = p.bool("linux_fixed_point");
         let beta_fp = (beta_min * 128.0).floor() as u64;
         Ok(Htcp {
@@ -165,11 +165,11 @@ impl Htcp {
             adaptive_backoff: p.bool("adaptive_backoff"),
             beta_min,
             beta_max,
-            delta_l_s: p.f64("delta_l"),
-            rtt_ref: p.millis("rtt_ref"),
+            delta_l_s: p.f64("delta_l_s"),
+            rtt_ref: p.millis("rtt_ref_ms"),
             spike: if spike.is_zero() { None } else { Some(spike) },
             fade: p.f64("max_rtt_fade"),
-            min_rtt_for_beta: p.millis("min_rtt_for_beta"),
+            min_rtt_for_beta: p.millis("min_rtt_for_beta_ms"),
             bw_tolerance: p.f64("bw_switch_tolerance"),
             delta_from_exit: p.text("delta_from") == "recovery_exit",
             fixed_point,
@@ -817,7 +817,7 @@ mod tests {
         let e = Htcp::new(&given, &init).err().unwrap().to_string();
         assert!(e.contains("beta_min"), "{e}");
         let mut given = ParamMap::new();
-        given.insert("delta_l".into(), ParamValue::Number(0.0));
+        given.insert("delta_l_s".into(), ParamValue::Number(0.0));
         assert!(Htcp::new(&given, &init).is_err());
     }
 
