@@ -42,6 +42,7 @@ META_FILE = "meta.json"
 # attribute / file stem -> key of the dict returned by _core.Simulation.finish()
 TABLE_FILES: dict[str, str] = {
     "flows": "flows",
+    "streams": "streams",
     "links": "links",
     "cc_metrics": "cc_metrics",
     "summary": "flow_summary",
@@ -51,10 +52,11 @@ _PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statis
 
 
 class Result:
-    """Tables as pandas DataFrames (``flows``, ``links``, ``cc_metrics``, ``summary``, ``link_summary``),
+    """Tables as pandas DataFrames (``flows``, ``streams``, ``links``, ``cc_metrics``, ``summary``, ``link_summary``),
     ``run_summary`` (dict of scalars) and ``meta`` (dict: provenance)."""
 
     flows: pd.DataFrame
+    streams: pd.DataFrame  # CBR / VoIP flows: received rate, one-way delay, jitter, loss per interval
     links: pd.DataFrame
     cc_metrics: pd.DataFrame
     summary: pd.DataFrame
@@ -83,7 +85,8 @@ class Result:
         wall_time_s: float,
     ) -> "Result":
         """Wraps the dict returned by ``_core.Simulation.finish()`` (docs/internals.md)."""
-        tables = {name: pa.table(dict(raw[key])) for name, key in TABLE_FILES.items()}
+        # A table the engine did not produce (no stream flows, an older engine) is empty.
+        tables = {name: pa.table(dict(raw.get(key, {}))) for name, key in TABLE_FILES.items()}
         meta = {
             "ccsim_version": _ccsim_version(),
             "git_revision": git_revision(),

@@ -16,6 +16,8 @@ pub enum Event {
     /// Lazily checked timers: the flow compares its own deadline when this fires.
     RtoTimer(u32),
     DelayedAck(u32),
+    /// A stream source's next packet is due.
+    StreamEmit(u32),
     Sample,
     /// Start (true) or end (false) of the summary window.
     Measure(bool),

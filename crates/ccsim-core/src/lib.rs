@@ -14,6 +14,7 @@ pub mod packet;
 pub mod queue;
 pub mod scenario;
 pub mod sim;
+pub mod stream;
 pub mod table;
 pub mod tcp;
 pub mod topology;

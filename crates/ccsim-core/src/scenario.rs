@@ -31,6 +31,22 @@ fn default_sample_interval() -> u64 {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Topology {
     Dumbbell(Dumbbell),
+    ParkingLot(ParkingLot),
+}
+
+/// Several bottlenecks in series (the binomial paper's Fig. 18): hop k joins router k to router
+/// k + 1. Each flow enters at the start of hop `path[0]` and leaves after hop `path[1]`, behind its
+/// own access links, so cross traffic can enter and leave at every hop. ACKs return over
+/// uncongested reverse hops.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ParkingLot {
+    pub hops: Vec<LinkSpec>,
+    /// Reverse (ACK) hops; default: each forward hop's rate and delay, a 10 000-packet queue, no loss.
+    #[serde(default)]
+    pub reverse_hops: Option<Vec<LinkSpec>>,
+    #[serde(default = "default_access_rate")]
+    pub access_rate_bps: u64,
 }
 
 /// N senders, each behind its own access link, one bottleneck, receivers behind it, and an
@@ -74,11 +90,53 @@ pub enum QueueSpec {
     },
 }
 
+/// What a flow carries.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKind {
+    /// A TCP connection driven by a congestion-control algorithm.
+    #[default]
+    Tcp,
+    /// Constant bit rate, UDP-like: `rate_bps`, `payload_bytes`.
+    Cbr,
+    /// Voice: `payload_bytes` every `interval_ns` (G.711: 160 B every 20 ms), optional talk spurts.
+    Voip,
+}
+
+/// Which way a flow's data crosses a dumbbell.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    #[default]
+    Forward,
+    /// Data over the reverse bottleneck, ACKs over the forward one.
+    Reverse,
+}
+
+/// A one-way delay: fixed, or drawn per flow from the run's seed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum DelaySpec {
+    Fixed(u64),
+    /// Uniform on [low, high] nanoseconds.
+    Uniform { uniform: [u64; 2] },
+}
+
+impl Default for DelaySpec {
+    fn default() -> Self {
+        DelaySpec::Fixed(0)
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     #[serde(default)]
     pub name: Option<String>,
+    #[serde(default)]
+    pub kind: FlowKind,
+    /// Congestion-control algorithm (TCP flows only).
+    #[serde(default)]
     pub algorithm: String,
     #[serde(default)]
     pub params: BTreeMap<String, serde_json::Value>,
@@ -87,13 +145,51 @@ pub struct FlowSpec {
     /// When the application stops offering new data; defaults to the end of the run.
     #[serde(default)]
     pub stop_ns: Option<u64>,
+    /// On/off schedule: the application is active in each [start, stop) interval (overrides
+    /// start/stop). A TCP flow keeps its connection state across the gaps.
+    #[serde(default)]
+    pub intervals_ns: Option<Vec<[u64; 2]>>,
     /// A finite transfer of this many bytes (then the flow completion time is reported).
     #[serde(default)]
     pub bytes: Option<u64>,
     #[serde(default)]
-    pub access_delay_ns: u64,
+    pub access_delay_ns: DelaySpec,
+    #[serde(default)]
+    pub direction: Direction,
+    /// Parking lot: the first and last hop the flow crosses (inclusive).
+    #[serde(default)]
+    pub path: Option<[usize; 2]>,
     #[serde(default)]
     pub tcp: TcpConfig,
+    /// Streams: bit rate (CBR).
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// Streams: payload per packet (CBR default 1000 B, VoIP default 160 B).
+    #[serde(default)]
+    pub payload_bytes: Option<u64>,
+    /// Streams: IP + UDP (+ RTP) header bytes (CBR default 28 B, VoIP default 40 B).
+    #[serde(default)]
+    pub header_bytes: Option<u64>,
+    /// VoIP: packet interval (default 20 ms).
+    #[serde(default)]
+    pub interval_ns: Option<u64>,
+    /// VoIP: on/off talk spurts with exponential periods (Brady model).
+    #[serde(default)]
+    pub talk_spurts: bool,
+    #[serde(default)]
+    pub mean_on_ns: Option<u64>,
+    #[serde(default)]
+    pub mean_off_ns: Option<u64>,
+}
+
+impl FlowSpec {
+    /// The active intervals [start, stop) of the application, clipped to the run.
+    pub fn active_intervals(&self, duration_ns: u64) -> Vec<(u64, u64)> {
+        match &self.intervals_ns {
+            Some(iv) => iv.iter().map(|[a, b]| (*a, (*b).min(duration_ns))).collect(),
+            None => vec![(self.start_ns, self.stop_ns.unwrap_or(duration_ns).min(duration_ns))],
+        }
+    }
 }
 
 /// TCP machine settings of one flow. Defaults follow FreeBSD 9 (the CHD paper's testbed) except the
@@ -172,14 +268,38 @@ impl Scenario {
         if self.measure_start_ns >= self.measure_end_ns() || self.measure_end_ns() > self.duration_ns {
             return Err(err("measure_end_ns", "summary window must satisfy 0 <= start < end <= duration"));
         }
-        let Topology::Dumbbell(d) = &self.topology;
-        check_link("topology.bottleneck", &d.bottleneck)?;
-        if let Some(r) = &d.reverse {
-            check_link("topology.reverse", r)?;
-        }
-        if d.access_rate_bps == 0 {
-            return Err(err("topology.access_rate_bps", "must be > 0"));
-        }
+        let hops = match &self.topology {
+            Topology::Dumbbell(d) => {
+                check_link("topology.bottleneck", &d.bottleneck)?;
+                if let Some(r) = &d.reverse {
+                    check_link("topology.reverse", r)?;
+                }
+                if d.access_rate_bps == 0 {
+                    return Err(err("topology.access_rate_bps", "must be > 0"));
+                }
+                None
+            }
+            Topology::ParkingLot(p) => {
+                if p.hops.is_empty() {
+                    return Err(err("topology.hops", "at least one hop is needed"));
+                }
+                for (k, h) in p.hops.iter().enumerate() {
+                    check_link(&format!("topology.hops[{k}]"), h)?;
+                }
+                if let Some(r) = &p.reverse_hops {
+                    if r.len() != p.hops.len() {
+                        return Err(err("topology.reverse_hops", "needs one entry per forward hop"));
+                    }
+                    for (k, h) in r.iter().enumerate() {
+                        check_link(&format!("topology.reverse_hops[{k}]"), h)?;
+                    }
+                }
+                if p.access_rate_bps == 0 {
+                    return Err(err("topology.access_rate_bps", "must be > 0"));
+                }
+                Some(p.hops.len())
+            }
+        };
         if self.flows.is_empty() {
             return Err(err("flows", "at least one flow is needed"));
         }
@@ -191,6 +311,60 @@ impl Scenario {
             if let Some(stop) = f.stop_ns {
                 if stop <= f.start_ns {
                     return Err(err(at("stop_ns"), "must be after start"));
+                }
+            }
+            if let Some(iv) = &f.intervals_ns {
+                if iv.is_empty() {
+                    return Err(err(at("intervals_ns"), "needs at least one interval"));
+                }
+                let mut prev_end = 0;
+                for (k, [a, b]) in iv.iter().enumerate() {
+                    if b <= a || (k > 0 && *a < prev_end) {
+                        return Err(err(format!("flows[{i}].intervals_ns[{k}]"), "intervals must be non-empty, ordered and disjoint"));
+                    }
+                    if *a >= self.duration_ns {
+                        return Err(err(format!("flows[{i}].intervals_ns[{k}]"), "starts at or after the end of the run"));
+                    }
+                    prev_end = *b;
+                }
+            }
+            if let DelaySpec::Uniform { uniform: [lo, hi] } = f.access_delay_ns {
+                if hi < lo {
+                    return Err(err(at("access_delay_ns"), "uniform range needs low <= high"));
+                }
+            }
+            match (hops, f.path) {
+                (Some(n), Some([a, b])) => {
+                    if a > b || b >= n {
+                        return Err(err(at("path"), format!("must be [first, last] hops with first <= last < {n}")));
+                    }
+                }
+                (Some(_), None) => {}
+                (None, Some(_)) => return Err(err(at("path"), "only a parking-lot topology has hops")),
+                (None, None) => {}
+            }
+            if hops.is_some() && f.direction == Direction::Reverse {
+                return Err(err(at("direction"), "reverse flows are a dumbbell feature; give a parking-lot flow its path"));
+            }
+            match f.kind {
+                FlowKind::Tcp => {
+                    if f.algorithm.is_empty() {
+                        return Err(err(at("algorithm"), "a TCP flow needs an algorithm"));
+                    }
+                }
+                FlowKind::Cbr | FlowKind::Voip => {
+                    if !f.algorithm.is_empty() || !f.params.is_empty() {
+                        return Err(err(at("algorithm"), "streams have no congestion control"));
+                    }
+                    if f.kind == FlowKind::Cbr && f.rate_bps.unwrap_or(0) == 0 {
+                        return Err(err(at("rate_bps"), "a CBR flow needs a rate > 0"));
+                    }
+                    if f.payload_bytes == Some(0) || f.interval_ns == Some(0) {
+                        return Err(err(at("payload_bytes"), "payload and interval must be > 0"));
+                    }
+                    if f.talk_spurts && (f.mean_on_ns == Some(0) || f.mean_off_ns == Some(0)) {
+                        return Err(err(at("mean_on_ns"), "talk-spurt periods must be > 0"));
+                    }
                 }
             }
             if f.bytes == Some(0) {

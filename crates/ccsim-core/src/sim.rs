@@ -10,20 +10,31 @@ use crate::event::{Event, EventQueue};
 use crate::histogram::Histogram;
 use crate::link::{Drop, Link};
 use crate::packet::{Packet, PacketKind};
-use crate::scenario::{FlowSpec, Scenario};
+use crate::scenario::{FlowKind, FlowSpec, Scenario};
+use crate::stream::{StreamPattern, StreamSink, StreamSource};
 use crate::table::{Table, TableBuilder};
 use crate::tcp::{Receiver, Sender};
 use crate::topology::{self, Route};
 
+/// What runs at a flow's two ends.
+#[allow(clippy::large_enum_variant)]
+enum App {
+    Tcp { sender: Sender, receiver: Receiver },
+    Stream { source: StreamSource, sink: StreamSink, active: bool },
+}
+
 /// Per-flow bookkeeping around the sender and receiver.
 struct Flow {
     name: String,
+    kind: FlowKind,
     algorithm: String,
-    sender: Sender,
-    receiver: Receiver,
+    app: App,
     route: Route,
+    /// Active intervals [start, stop) of the application.
+    intervals: Vec<(Time, Time)>,
     start: Time,
     stop: Time,
+    access_delay_ns: u64,
     bytes: Option<u64>,
     delack_timeout: Duration,
     rto_scheduled: Option<Time>,
@@ -49,6 +60,31 @@ struct Flow {
     prev_timeouts: u64,
 }
 
+impl Flow {
+    /// Unique payload bytes delivered to the receiving application (in order for TCP).
+    fn delivered_bytes(&self) -> u64 {
+        match &self.app {
+            App::Tcp { receiver, .. } => receiver.rcv_nxt,
+            App::Stream { sink, .. } => sink.payload_bytes,
+        }
+    }
+
+    /// (data packets, payload bytes, wire bytes) sent by the source.
+    fn sent(&self) -> (u64, u64, u64) {
+        match &self.app {
+            App::Tcp { sender, .. } => (sender.stats.data_pkts_sent, sender.stats.payload_bytes_sent, sender.stats.wire_bytes_sent),
+            App::Stream { source, .. } => (source.packets_sent, source.payload_sent(), source.wire_bytes_sent),
+        }
+    }
+
+    fn acks_sent(&self) -> u64 {
+        match &self.app {
+            App::Tcp { receiver, .. } => receiver.acks_sent,
+            App::Stream { .. } => 0,
+        }
+    }
+}
+
 /// Counters of the event loop, reported with the results.
 #[derive(Clone, Debug, Default)]
 pub struct RunStats {
@@ -59,6 +95,8 @@ pub struct RunStats {
 /// Everything a run produces.
 pub struct RunOutput {
     pub flows: Table,
+    /// Per stream flow and sample interval: received rate, one-way delay, jitter, loss.
+    pub streams: Table,
     pub cc_metrics: Table,
     pub links: Table,
     pub flow_summary: Table,
@@ -82,6 +120,7 @@ pub struct Simulation {
     bottleneck: u32,
     out: Vec<Packet>,
     series_flows: TableBuilder,
+    series_streams: TableBuilder,
     series_cc: TableBuilder,
     series_links: TableBuilder,
     stats: RunStats,
@@ -102,6 +141,37 @@ fn to_param_map(flow_field: &str, spec: &FlowSpec) -> Result<ParamMap, SimError>
     Ok(map)
 }
 
+/// A stream's source from its spec. Defaults: CBR 1000 B payload + 28 B IP/UDP; VoIP G.711,
+/// 160 B every 20 ms + 40 B IP/UDP/RTP, talk spurts with Brady's means (1.0 s on, 1.35 s off).
+fn stream_source(i: usize, spec: &FlowSpec, seed: u64) -> StreamSource {
+    let rng = Rng::new(seed, topology::streams::flow_app(i));
+    match spec.kind {
+        FlowKind::Cbr => {
+            let payload = spec.payload_bytes.unwrap_or(1000);
+            let header = spec.header_bytes.unwrap_or(28);
+            let rate = spec.rate_bps.unwrap_or(1).max(1);
+            // The interval that gives `rate_bps` on the wire (payload + header).
+            let interval = Duration::from_nanos(((payload + header) as u128 * 8 * 1_000_000_000 / rate as u128).max(1) as u64);
+            StreamSource::new(i as u32, payload as u32, header as u32, StreamPattern::Constant { interval }, rng)
+        }
+        _ => {
+            let payload = spec.payload_bytes.unwrap_or(160);
+            let header = spec.header_bytes.unwrap_or(40);
+            let interval = Duration::from_nanos(spec.interval_ns.unwrap_or(20_000_000));
+            let pattern = if spec.talk_spurts {
+                StreamPattern::OnOff {
+                    interval,
+                    mean_on: Duration::from_nanos(spec.mean_on_ns.unwrap_or(1_000_000_000)),
+                    mean_off: Duration::from_nanos(spec.mean_off_ns.unwrap_or(1_350_000_000)),
+                }
+            } else {
+                StreamPattern::Constant { interval }
+            };
+            StreamSource::new(i as u32, payload as u32, header as u32, pattern, rng)
+        }
+    }
+}
+
 fn ms(d: Option<Duration>) -> f64 {
     d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
 }
@@ -115,23 +185,40 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}")))
             .collect();
-        let network = topology::build(&scenario, seed, &names);
+        let access_delays = topology::access_delays(&scenario, seed);
+        let network = topology::build(&scenario, seed, &names, &access_delays);
         let end = Time(scenario.duration_ns);
         let mut flows = Vec::with_capacity(scenario.flows.len());
         for ((i, spec), route) in scenario.flows.iter().enumerate().zip(network.routes) {
             let field = format!("flows[{i}]");
-            let params = to_param_map(&field, spec)?;
-            let init = Sender::cc_init(&spec.tcp, Rng::new(seed, topology::streams::flow_cc(i)));
-            let cc = ccsim_cc::build(&spec.algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
-            let stop = Time(spec.stop_ns.unwrap_or(scenario.duration_ns).min(scenario.duration_ns));
+            let app = match spec.kind {
+                FlowKind::Tcp => {
+                    let params = to_param_map(&field, spec)?;
+                    let init = Sender::cc_init(&spec.tcp, Rng::new(seed, topology::streams::flow_cc(i)));
+                    let cc = ccsim_cc::build(&spec.algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
+                    App::Tcp {
+                        sender: Sender::new(i as u32, &spec.tcp, cc, spec.bytes),
+                        receiver: Receiver::new(i as u32, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
+                    }
+                }
+                FlowKind::Cbr | FlowKind::Voip => App::Stream {
+                    source: stream_source(i, spec, seed),
+                    sink: StreamSink::default(),
+                    active: false,
+                },
+            };
+            let intervals: Vec<(Time, Time)> =
+                spec.active_intervals(scenario.duration_ns).into_iter().map(|(a, b)| (Time(a), Time(b))).collect();
             flows.push(Flow {
                 name: names[i].clone(),
+                kind: spec.kind,
                 algorithm: spec.algorithm.clone(),
-                sender: Sender::new(i as u32, &spec.tcp, cc, spec.bytes),
-                receiver: Receiver::new(i as u32, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
+                app,
                 route,
-                start: Time(spec.start_ns),
-                stop,
+                start: intervals[0].0,
+                stop: intervals[intervals.len() - 1].1,
+                intervals,
+                access_delay_ns: access_delays[i],
                 bytes: spec.bytes,
                 delack_timeout: Duration::from_nanos(spec.tcp.delayed_ack_timeout_ns),
                 rto_scheduled: None,
@@ -156,9 +243,11 @@ impl Simulation {
         }
         let mut events = EventQueue::default();
         for (i, f) in flows.iter().enumerate() {
-            events.schedule(f.start, Event::FlowStart(i as u32));
-            if f.stop < end {
-                events.schedule(f.stop, Event::FlowStop(i as u32));
+            for &(a, b) in &f.intervals {
+                events.schedule(a, Event::FlowStart(i as u32));
+                if b < end {
+                    events.schedule(b, Event::FlowStop(i as u32));
+                }
             }
         }
         let sample_interval = Duration::from_nanos(scenario.sample_interval_ns);
@@ -182,6 +271,7 @@ impl Simulation {
             bottleneck: network.bottleneck,
             out: Vec::with_capacity(64),
             series_flows: TableBuilder::default(),
+            series_streams: TableBuilder::default(),
             series_cc: TableBuilder::default(),
             series_links: TableBuilder::default(),
             stats: RunStats::default(),
@@ -223,22 +313,22 @@ impl Simulation {
     fn handle(&mut self, event: Event) {
         match event {
             Event::LinkDeliver(l) => self.on_link_deliver(l),
-            Event::FlowStart(f) => {
-                let now = self.now;
-                let flow = &mut self.flows[f as usize];
-                flow.sender.start(now, &mut self.out);
-                self.transmit_from_sender(f);
-            }
-            Event::FlowStop(f) => self.flows[f as usize].sender.stop(),
+            Event::FlowStart(f) => self.on_flow_start(f),
+            Event::FlowStop(f) => match &mut self.flows[f as usize].app {
+                App::Tcp { sender, .. } => sender.stop(),
+                App::Stream { active, .. } => *active = false,
+            },
+            Event::StreamEmit(f) => self.on_stream_emit(f),
             Event::RtoTimer(f) => self.on_rto_timer(f),
             Event::DelayedAck(f) => self.on_delack_timer(f),
             Event::Sample => self.sample(),
             Event::Measure(start) => {
                 for f in &mut self.flows {
+                    let delivered = f.delivered_bytes();
                     if start {
-                        f.rcv_at_window_start = f.receiver.rcv_nxt;
+                        f.rcv_at_window_start = delivered;
                     } else {
-                        f.rcv_at_window_end = Some(f.receiver.rcv_nxt);
+                        f.rcv_at_window_end = Some(delivered);
                     }
                 }
             }
@@ -299,16 +389,59 @@ impl Simulation {
         }
     }
 
+    fn on_flow_start(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        match &mut flow.app {
+            App::Tcp { sender, .. } => {
+                if now == flow.start {
+                    sender.start(now, &mut self.out);
+                } else {
+                    sender.resume(now, &mut self.out);
+                }
+                self.transmit_from_sender(f);
+            }
+            App::Stream { source, active, .. } => {
+                *active = true;
+                let first = source.start(now);
+                self.events.schedule(first, Event::StreamEmit(f));
+            }
+        }
+    }
+
+    fn on_stream_emit(&mut self, f: u32) {
+        let now = self.now;
+        let App::Stream { source, active, .. } = &mut self.flows[f as usize].app else { return };
+        if !*active {
+            return;
+        }
+        let (pkt, next) = source.emit(now);
+        self.enqueue_on_route(pkt);
+        if next < self.end {
+            self.events.schedule(next, Event::StreamEmit(f));
+        }
+    }
+
     fn deliver_data(&mut self, pkt: Packet) {
         let f = pkt.flow as usize;
         let now = self.now;
+        let in_window = self.in_window();
         let flow = &mut self.flows[f];
         flow.data_delivered_pkts += 1;
         flow.data_delivered_payload += pkt.len as u64;
-        let ack = flow.receiver.on_data(now, &pkt, flow.delack_timeout);
-        if flow.completed_at.is_none() && flow.bytes.is_some_and(|b| flow.receiver.rcv_nxt >= b) {
-            flow.completed_at = Some(now);
-        }
+        let ack = match &mut flow.app {
+            App::Tcp { receiver, .. } => {
+                let ack = receiver.on_data(now, &pkt, flow.delack_timeout);
+                if flow.completed_at.is_none() && flow.bytes.is_some_and(|b| receiver.rcv_nxt >= b) {
+                    flow.completed_at = Some(now);
+                }
+                ack
+            }
+            App::Stream { sink, .. } => {
+                sink.on_packet(now, &pkt, in_window);
+                None
+            }
+        };
         if let Some(ack) = ack {
             self.enqueue_on_route(ack);
         }
@@ -321,7 +454,8 @@ impl Simulation {
         let in_window = self.in_window();
         let flow = &mut self.flows[f];
         flow.acks_delivered += 1;
-        let rtt = flow.sender.on_ack(now, &pkt, &mut self.out);
+        let App::Tcp { sender, .. } = &mut flow.app else { return };
+        let rtt = sender.on_ack(now, &pkt, &mut self.out);
         if let (Some(r), true) = (rtt, in_window) {
             flow.rtt_hist.record(r.as_nanos() as u64);
         }
@@ -336,7 +470,8 @@ impl Simulation {
         }
         self.out = out;
         let flow = &mut self.flows[f as usize];
-        if let Some(d) = flow.sender.rto_deadline {
+        let App::Tcp { sender, .. } = &flow.app else { return };
+        if let Some(d) = sender.rto_deadline {
             if flow.rto_scheduled.map_or(true, |s| s > d) {
                 flow.rto_scheduled = Some(d);
                 self.events.schedule(d, Event::RtoTimer(f));
@@ -346,7 +481,8 @@ impl Simulation {
 
     fn sync_delack_timer(&mut self, f: usize) {
         let flow = &mut self.flows[f];
-        if let Some(d) = flow.receiver.delack_deadline {
+        let App::Tcp { receiver, .. } = &flow.app else { return };
+        if let Some(d) = receiver.delack_deadline {
             if flow.delack_scheduled.map_or(true, |s| s > d) {
                 flow.delack_scheduled = Some(d);
                 self.events.schedule(d, Event::DelayedAck(f as u32));
@@ -361,9 +497,10 @@ impl Simulation {
         if flow.rto_scheduled == Some(now) {
             flow.rto_scheduled = None;
         }
-        match flow.sender.rto_deadline {
+        let App::Tcp { sender, .. } = &mut flow.app else { return };
+        match sender.rto_deadline {
             Some(d) if d <= now => {
-                flow.sender.on_rto(now, &mut self.out);
+                sender.on_rto(now, &mut self.out);
                 self.transmit_from_sender(f);
             }
             Some(d) => {
@@ -382,7 +519,8 @@ impl Simulation {
         if flow.delack_scheduled == Some(now) {
             flow.delack_scheduled = None;
         }
-        if let Some(ack) = flow.receiver.on_delack_timer(now) {
+        let App::Tcp { receiver, .. } = &mut flow.app else { return };
+        if let Some(ack) = receiver.on_delack_timer(now) {
             self.enqueue_on_route(ack);
         }
         self.sync_delack_timer(f as usize);
@@ -393,27 +531,45 @@ impl Simulation {
         let secs = self.sample_interval.as_secs_f64();
         let t = now.as_secs_f64();
         for (i, f) in self.flows.iter_mut().enumerate() {
-            let s = &f.sender;
-            let rcv = f.receiver.rcv_nxt;
-            self.series_flows
-                .f64("time_s", t)
-                .u64("flow", i as u64)
-                .f64("goodput_bps", (rcv - f.prev_rcv) as f64 * 8.0 / secs)
-                .f64("send_rate_bps", (s.stats.wire_bytes_sent - f.prev_wire) as f64 * 8.0 / secs)
-                .u64("cwnd_bytes", s.w.cwnd_bytes)
-                .f64("cwnd_pkts", s.w.cwnd_pkts())
-                .f64("ssthresh_bytes", if s.w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { s.w.ssthresh_bytes as f64 })
-                .f64("srtt_ms", ms(s.srtt()))
-                .f64("rtt_ms", ms(s.latest_rtt))
-                .u64("retransmits", s.stats.retransmits - f.prev_retx)
-                .u64("timeouts", s.stats.timeouts - f.prev_timeouts);
-            for (name, value) in s.cc.metrics() {
-                self.series_cc.f64("time_s", t).u64("flow", i as u64).str("name", name).f64("value", value);
+            let delivered = f.delivered_bytes();
+            let goodput_bps = (delivered - f.prev_rcv) as f64 * 8.0 / secs;
+            f.prev_rcv = delivered;
+            match &mut f.app {
+                App::Tcp { sender: s, .. } => {
+                    self.series_flows
+                        .f64("time_s", t)
+                        .u64("flow", i as u64)
+                        .f64("goodput_bps", goodput_bps)
+                        .f64("send_rate_bps", (s.stats.wire_bytes_sent - f.prev_wire) as f64 * 8.0 / secs)
+                        .u64("cwnd_bytes", s.w.cwnd_bytes)
+                        .f64("cwnd_pkts", s.w.cwnd_pkts())
+                        .f64("ssthresh_bytes", if s.w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { s.w.ssthresh_bytes as f64 })
+                        .f64("srtt_ms", ms(s.srtt()))
+                        .f64("rtt_ms", ms(s.latest_rtt))
+                        .u64("retransmits", s.stats.retransmits - f.prev_retx)
+                        .u64("timeouts", s.stats.timeouts - f.prev_timeouts);
+                    for (name, value) in s.cc.metrics() {
+                        self.series_cc.f64("time_s", t).u64("flow", i as u64).str("name", name).f64("value", value);
+                    }
+                    f.prev_wire = s.stats.wire_bytes_sent;
+                    f.prev_retx = s.stats.retransmits;
+                    f.prev_timeouts = s.stats.timeouts;
+                }
+                App::Stream { source, sink, .. } => {
+                    let c = std::mem::take(&mut sink.interval);
+                    self.series_streams
+                        .f64("time_s", t)
+                        .u64("flow", i as u64)
+                        .f64("goodput_bps", goodput_bps)
+                        .f64("send_rate_bps", (source.wire_bytes_sent - f.prev_wire) as f64 * 8.0 / secs)
+                        .u64("packets", c.packets)
+                        .f64("owd_mean_ms", if c.packets == 0 { f64::NAN } else { c.owd_sum_ns as f64 / c.packets as f64 / 1e6 })
+                        .f64("owd_max_ms", if c.packets == 0 { f64::NAN } else { c.owd_max_ns as f64 / 1e6 })
+                        .f64("jitter_ms", sink.jitter_ns / 1e6)
+                        .u64("lost", sink.lost());
+                    f.prev_wire = source.wire_bytes_sent;
+                }
             }
-            f.prev_rcv = rcv;
-            f.prev_wire = s.stats.wire_bytes_sent;
-            f.prev_retx = s.stats.retransmits;
-            f.prev_timeouts = s.stats.timeouts;
         }
         for link in &mut self.links {
             let q = link.queue_state(now);
@@ -460,33 +616,32 @@ impl Simulation {
             }
         }
         for (i, f) in self.flows.iter().enumerate() {
-            let s = &f.sender.stats;
+            let (sent_pkts, sent_payload, _) = f.sent();
             let accounted = f.data_delivered_pkts + f.data_dropped_pkts + inside_data[i].0;
-            if s.data_pkts_sent != accounted {
+            if sent_pkts != accounted {
                 return Err(SimError::Conservation(format!(
                     "flow {}: {} data packets sent but {} delivered + {} dropped + {} in flight = {}",
-                    f.name, s.data_pkts_sent, f.data_delivered_pkts, f.data_dropped_pkts, inside_data[i].0, accounted
+                    f.name, sent_pkts, f.data_delivered_pkts, f.data_dropped_pkts, inside_data[i].0, accounted
                 )));
             }
             let bytes = f.data_delivered_payload + f.data_dropped_payload + inside_data[i].1;
-            if s.payload_bytes_sent != bytes {
+            if sent_payload != bytes {
                 return Err(SimError::Conservation(format!(
                     "flow {}: {} payload bytes sent but {} accounted for",
-                    f.name, s.payload_bytes_sent, bytes
+                    f.name, sent_payload, bytes
                 )));
             }
             let acks = f.acks_delivered + f.acks_dropped + inside_acks[i];
-            if f.receiver.acks_sent != acks {
-                return Err(SimError::Conservation(format!(
-                    "flow {}: {} ACKs sent but {} accounted for",
-                    f.name, f.receiver.acks_sent, acks
-                )));
+            if f.acks_sent() != acks {
+                return Err(SimError::Conservation(format!("flow {}: {} ACKs sent but {} accounted for", f.name, f.acks_sent(), acks)));
             }
-            if f.receiver.rcv_nxt > f.sender.snd_max {
-                return Err(SimError::Conservation(format!(
-                    "flow {}: receiver holds {} bytes in order but only {} were sent",
-                    f.name, f.receiver.rcv_nxt, f.sender.snd_max
-                )));
+            if let App::Tcp { sender, receiver } = &f.app {
+                if receiver.rcv_nxt > sender.snd_max {
+                    return Err(SimError::Conservation(format!(
+                        "flow {}: receiver holds {} bytes in order but only {} were sent",
+                        f.name, receiver.rcv_nxt, sender.snd_max
+                    )));
+                }
             }
         }
         Ok(())
@@ -508,41 +663,69 @@ impl Simulation {
         let mut total_goodput = 0.0;
         let mut params_used = Vec::new();
         for (i, f) in self.flows.iter().enumerate() {
-            let end_rcv = f.rcv_at_window_end.unwrap_or(f.receiver.rcv_nxt);
+            let delivered = f.delivered_bytes();
+            let end_rcv = f.rcv_at_window_end.unwrap_or(delivered);
             let goodput = (end_rcv - f.rcv_at_window_start.min(end_rcv)) as f64 * 8.0 / window_s;
-            let active_in_window = f.start < self.measure_end && f.stop > self.measure_start;
-            if active_in_window {
+            let active_in_window = f.intervals.iter().any(|&(a, b)| a < self.measure_end && b > self.measure_start);
+            // Jain's index is over the TCP flows: streams do not compete for a share.
+            if active_in_window && f.kind == FlowKind::Tcp {
                 goodputs.push(goodput);
             }
             total_goodput += goodput;
-            let s = &f.sender.stats;
+            let (sent_pkts, _, _) = f.sent();
             let h = &f.rtt_hist;
             let q = |x: f64| h.quantile(x) / 1e6;
+            let kind = match f.kind {
+                FlowKind::Tcp => "tcp",
+                FlowKind::Cbr => "cbr",
+                FlowKind::Voip => "voip",
+            };
+            let (retransmits, fast_retransmits, timeouts, rtt_min, rtt_max) = match &f.app {
+                App::Tcp { sender, .. } => {
+                    (sender.stats.retransmits, sender.stats.fast_retransmits, sender.stats.timeouts, sender.rtt.min, sender.rtt.max)
+                }
+                App::Stream { .. } => (0, 0, 0, None, None),
+            };
             fs.u64("flow", i as u64)
                 .str("name", &f.name)
+                .str("kind", kind)
                 .str("algorithm", &f.algorithm)
                 .f64("start_s", f.start.as_secs_f64())
                 .f64("stop_s", f.stop.as_secs_f64())
+                .f64("access_delay_ms", f.access_delay_ns as f64 / 1e6)
                 .f64("goodput_bps", goodput)
-                .u64("bytes_delivered", f.receiver.rcv_nxt)
-                .u64("data_pkts_sent", s.data_pkts_sent)
-                .u64("retransmits", s.retransmits)
-                .u64("fast_retransmits", s.fast_retransmits)
-                .u64("timeouts", s.timeouts)
+                .u64("bytes_delivered", delivered)
+                .u64("data_pkts_sent", sent_pkts)
+                .u64("retransmits", retransmits)
+                .u64("fast_retransmits", fast_retransmits)
+                .u64("timeouts", timeouts)
                 .u64("drops_queue", f.drops_queue)
                 .u64("drops_random", f.drops_random)
-                .f64("loss_rate", if s.data_pkts_sent == 0 { 0.0 } else { f.data_dropped_pkts as f64 / s.data_pkts_sent as f64 })
+                .f64("loss_rate", if sent_pkts == 0 { 0.0 } else { f.data_dropped_pkts as f64 / sent_pkts as f64 })
                 .f64("rtt_mean_ms", h.mean() / 1e6)
                 .f64("rtt_p50_ms", q(0.5))
                 .f64("rtt_p95_ms", q(0.95))
                 .f64("rtt_p99_ms", q(0.99))
-                .f64("rtt_min_ms", ms(f.sender.rtt.min))
-                .f64("rtt_max_ms", ms(f.sender.rtt.max))
+                .f64("rtt_min_ms", ms(rtt_min))
+                .f64("rtt_max_ms", ms(rtt_max))
                 .f64("fct_s", match (f.bytes, f.completed_at) {
                     (Some(_), Some(t)) => (t - f.start).as_secs_f64(),
                     _ => f64::NAN,
                 })
                 .bool("completed", f.completed_at.is_some());
+            // Streams: what a VoIP or video application sees at the receiver (NaN for TCP).
+            let (owd, jitter_ms, lost) = match &f.app {
+                App::Stream { sink, .. } => (Some(&sink.owd_hist), sink.jitter_ns / 1e6, sink.lost() as f64),
+                App::Tcp { .. } => (None, f64::NAN, f64::NAN),
+            };
+            let oq = |x: f64| owd.map_or(f64::NAN, |h| h.quantile(x) / 1e6);
+            fs.f64("owd_mean_ms", owd.map_or(f64::NAN, |h| h.mean() / 1e6))
+                .f64("owd_p50_ms", oq(0.5))
+                .f64("owd_p95_ms", oq(0.95))
+                .f64("owd_p99_ms", oq(0.99))
+                .f64("owd_max_ms", owd.map_or(f64::NAN, |h| if h.count() == 0 { f64::NAN } else { h.max() as f64 / 1e6 }))
+                .f64("jitter_ms", jitter_ms)
+                .f64("stream_lost_pkts", lost);
             let spec = &self.scenario.flows[i];
             let info = ccsim_cc::catalog().into_iter().find(|a| a.name == spec.algorithm);
             let mut used = Vec::new();
@@ -594,6 +777,7 @@ impl Simulation {
         ];
         RunOutput {
             flows: self.series_flows.finish(),
+            streams: self.series_streams.finish(),
             cc_metrics: self.series_cc.finish(),
             links: self.series_links.finish(),
             flow_summary: fs.finish(),

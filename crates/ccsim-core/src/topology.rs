@@ -9,7 +9,7 @@ use ccsim_cc::Rng;
 
 use crate::link::Link;
 use crate::queue::{self, DropTail};
-use crate::scenario::{Dumbbell, LinkSpec, QueueSpec, Scenario, Topology};
+use crate::scenario::{DelaySpec, Direction, Dumbbell, LinkSpec, ParkingLot, QueueSpec, Scenario, Topology};
 
 /// Stable random-stream ids, so adding a flow never changes another component's draws.
 pub mod streams {
@@ -24,6 +24,34 @@ pub mod streams {
     pub fn flow_cc(flow: usize) -> u64 {
         1_000_000 + flow as u64
     }
+    pub fn flow_app(flow: usize) -> u64 {
+        2_000_000 + flow as u64
+    }
+    pub fn access_delay(flow: usize) -> u64 {
+        3_000_000 + flow as u64
+    }
+    pub fn hop(k: usize) -> u64 {
+        4_000_000 + 2 * k as u64
+    }
+    pub fn reverse_hop(k: usize) -> u64 {
+        4_000_001 + 2 * k as u64
+    }
+}
+
+/// Each flow's one-way access delay: fixed, or drawn from its own stream of the run's seed.
+pub fn access_delays(scenario: &Scenario, seed: u64) -> Vec<u64> {
+    scenario
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.access_delay_ns {
+            DelaySpec::Fixed(d) => d,
+            DelaySpec::Uniform { uniform: [lo, hi] } => {
+                let u = Rng::new(seed, streams::access_delay(i)).uniform();
+                lo + ((hi - lo) as f64 * u).round() as u64
+            }
+        })
+        .collect()
 }
 
 pub struct Route {
@@ -47,32 +75,76 @@ fn access_link(name: String, rate_bps: u64, delay_ns: u64, rng: Rng) -> Link {
     Link::new(name, rate_bps, Duration::from_nanos(delay_ns), 0.0, Box::new(DropTail { limit_pkts: None, limit_bytes: None }), rng)
 }
 
-pub fn build(scenario: &Scenario, seed: u64, flow_names: &[String]) -> Network {
+pub fn build(scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
     match &scenario.topology {
-        Topology::Dumbbell(d) => dumbbell(d, scenario, seed, flow_names),
+        Topology::Dumbbell(d) => dumbbell(d, scenario, seed, flow_names, access_delays),
+        Topology::ParkingLot(p) => parking_lot(p, scenario, seed, flow_names, access_delays),
     }
 }
 
-/// Senders i = 0..N each behind `access_i` (rate `access_rate_bps`, one-way delay of the flow), one
-/// bottleneck, receivers right behind it; ACKs return over `reverse` and `reverse_access_i`.
-fn dumbbell(d: &Dumbbell, scenario: &Scenario, seed: u64, flow_names: &[String]) -> Network {
-    let reverse = d.reverse.clone().unwrap_or(LinkSpec {
-        rate_bps: d.bottleneck.rate_bps,
-        delay_ns: d.bottleneck.delay_ns,
+/// The default reverse (ACK) direction of a link: same rate and delay, a large queue, no loss.
+fn uncongested_reverse(forward: &LinkSpec) -> LinkSpec {
+    LinkSpec {
+        rate_bps: forward.rate_bps,
+        delay_ns: forward.delay_ns,
         queue: QueueSpec::Droptail { limit_pkts: Some(10_000), limit_bytes: None },
         loss_rate: 0.0,
-    });
+    }
+}
+
+/// Adds the access link pair of flow `i` and returns (towards the network, towards the host).
+fn add_access(links: &mut Vec<Link>, i: usize, name: &str, rate_bps: u64, delay_ns: u64, seed: u64) -> (u32, u32) {
+    let up = links.len() as u32;
+    links.push(access_link(format!("access:{name}"), rate_bps, delay_ns, Rng::new(seed, streams::access(i))));
+    let down = links.len() as u32;
+    links.push(access_link(format!("reverse_access:{name}"), rate_bps, delay_ns, Rng::new(seed, streams::reverse_access(i))));
+    (up, down)
+}
+
+/// Senders i = 0..N each behind `access_i` (rate `access_rate_bps`, one-way delay of the flow), one
+/// bottleneck, receivers right behind it; ACKs return over `reverse` and `reverse_access_i`. A
+/// reverse-direction flow sends its data over `reverse` and its ACKs over the bottleneck.
+fn dumbbell(d: &Dumbbell, scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
+    let reverse = d.reverse.clone().unwrap_or_else(|| uncongested_reverse(&d.bottleneck));
     let mut links = vec![
         link_from_spec("bottleneck", &d.bottleneck, Rng::new(seed, streams::BOTTLENECK)),
         link_from_spec("reverse", &reverse, Rng::new(seed, streams::REVERSE)),
     ];
     let mut routes = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
-        let fwd = links.len() as u32;
-        links.push(access_link(format!("access:{}", flow_names[i]), d.access_rate_bps, f.access_delay_ns, Rng::new(seed, streams::access(i))));
-        let rev = links.len() as u32;
-        links.push(access_link(format!("reverse_access:{}", flow_names[i]), d.access_rate_bps, f.access_delay_ns, Rng::new(seed, streams::reverse_access(i))));
-        routes.push(Route { forward: vec![fwd, 0], reverse: vec![1, rev] });
+        let (up, down) = add_access(&mut links, i, &flow_names[i], d.access_rate_bps, access_delays[i], seed);
+        routes.push(match f.direction {
+            Direction::Forward => Route { forward: vec![up, 0], reverse: vec![1, down] },
+            Direction::Reverse => Route { forward: vec![1, down], reverse: vec![up, 0] },
+        });
+    }
+    Network { links, routes, bottleneck: 0 }
+}
+
+/// Hops `hop0 .. hopN-1` in series with uncongested reverse hops; flow i crosses hops
+/// path[0]..=path[1] (all hops by default). The run's "bottleneck" is the first hop.
+fn parking_lot(p: &ParkingLot, scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
+    let n = p.hops.len();
+    let mut links = Vec::with_capacity(2 * n + 2 * scenario.flows.len());
+    for (k, h) in p.hops.iter().enumerate() {
+        links.push(link_from_spec(&format!("hop{k}"), h, Rng::new(seed, streams::hop(k))));
+    }
+    for k in 0..n {
+        let spec = match &p.reverse_hops {
+            Some(r) => r[k].clone(),
+            None => uncongested_reverse(&p.hops[k]),
+        };
+        links.push(link_from_spec(&format!("reverse_hop{k}"), &spec, Rng::new(seed, streams::reverse_hop(k))));
+    }
+    let mut routes = Vec::with_capacity(scenario.flows.len());
+    for (i, f) in scenario.flows.iter().enumerate() {
+        let [first, last] = f.path.unwrap_or([0, n - 1]);
+        let (up, down) = add_access(&mut links, i, &flow_names[i], p.access_rate_bps, access_delays[i], seed);
+        let mut forward = vec![up];
+        forward.extend((first..=last).map(|k| k as u32));
+        let mut reverse: Vec<u32> = (first..=last).rev().map(|k| (n + k) as u32).collect();
+        reverse.push(down);
+        routes.push(Route { forward, reverse });
     }
     Network { links, routes, bottleneck: 0 }
 }

@@ -78,6 +78,7 @@ impl Simulation {
         let out = py.allow_threads(|| sim.finish()).map_err(|e| py_error(py, e))?;
         let d = PyDict::new(py);
         d.set_item("flows", table_to_dict(py, &out.flows)?)?;
+        d.set_item("streams", table_to_dict(py, &out.streams)?)?;
         d.set_item("cc_metrics", table_to_dict(py, &out.cc_metrics)?)?;
         d.set_item("links", table_to_dict(py, &out.links)?)?;
         d.set_item("flow_summary", table_to_dict(py, &out.flow_summary)?)?;

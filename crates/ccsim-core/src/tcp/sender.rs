@@ -82,6 +82,10 @@ pub struct Sender {
     pub snd_max: u64,
     /// Sequence number the application's data ends at (u64::MAX while backlogged).
     app_end: u64,
+    /// The finite transfer size, if any (what `app_end` returns to when the application resumes).
+    bytes_limit: Option<u64>,
+    initial_window_bytes: u64,
+    last_send: Option<Time>,
     pub dupacks: u32,
     pub recover: u64,
     pub in_fast_recovery: bool,
@@ -123,6 +127,9 @@ impl Sender {
             snd_nxt: 0,
             snd_max: 0,
             app_end: bytes.unwrap_or(u64::MAX),
+            bytes_limit: bytes,
+            initial_window_bytes: cfg.initial_window_pkts * mss,
+            last_send: None,
             dupacks: 0,
             recover: 0,
             in_fast_recovery: false,
@@ -166,6 +173,17 @@ impl Sender {
     /// The application stops offering new data; what was sent is still delivered reliably.
     pub fn stop(&mut self) {
         self.app_end = self.app_end.min(self.snd_max);
+    }
+
+    /// The application offers data again after a pause (an on/off schedule). After an idle period
+    /// longer than the RTO, cwnd restarts from min(IW, cwnd) (RFC 5681 section 4.1, FreeBSD).
+    pub fn resume(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.app_end = self.bytes_limit.unwrap_or(u64::MAX);
+        let idle = self.snd_una >= self.snd_max && self.last_send.is_some_and(|t| now - t > self.rtt.rto());
+        if idle {
+            self.w.set_cwnd(self.w.cwnd_bytes.min(self.initial_window_bytes));
+        }
+        self.try_send(now, out);
     }
 
     /// All the application's data has been acknowledged.
@@ -225,6 +243,7 @@ impl Sender {
             self.stats.retransmitted_bytes += len;
         }
         self.snd_max = self.snd_max.max(seq + len);
+        self.last_send = Some(now);
         if self.round.marker.is_none() {
             self.round.marker = Some(seq + len);
         }
