@@ -23,6 +23,8 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
+    Tag,
     Field,
     PlainSerializer,
     StrictBool,
@@ -37,7 +39,7 @@ from pydantic import (
 from ccsim import units
 from ccsim.errors import ScenarioError
 
-__all__ = ["Scenario", "Run", "Topology", "DropTail", "Tcp", "Flow", "load_scenario", "known_algorithms"]
+__all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Tcp", "Flow", "load_scenario", "known_algorithms"]
 
 # Defaults that are not plain literals, named once.
 DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
@@ -82,6 +84,49 @@ QueueLimit = Annotated[
     tuple[int, Literal["pkts", "bytes"]],
     BeforeValidator(units.parse_queue_limit),
     PlainSerializer(lambda v: units.format_queue_limit(*v), when_used="json"),
+]
+
+
+def _parse_delay(value: Any) -> Any:
+    """A fixed delay ``"5ms"`` or a per-flow draw ``{ uniform = ["5ms", "30ms"] }`` (a (low, high) pair)."""
+    if isinstance(value, dict):
+        if set(value) != {"uniform"}:
+            raise ScenarioError("", f"a delay distribution is {{ uniform = [low, high] }} (got keys {sorted(value)})")
+        bounds = value["uniform"]
+        if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+            raise ScenarioError("uniform", "needs [low, high]")
+        low, high = units.parse_time(bounds[0]), units.parse_time(bounds[1])
+        if high < low:
+            raise ScenarioError("uniform", f"low {units.format_time(low)} is above high {units.format_time(high)}")
+        return (low, high)
+    return units.parse_time(value)
+
+
+def _format_delay(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return {"uniform": [units.format_time(value[0]), units.format_time(value[1])]}
+    return units.format_time(value)
+
+
+# One-way delay: fixed, or uniform on [low, high] drawn per flow from the run's seed.
+Delay = Annotated[Union[int, tuple[int, int]], BeforeValidator(_parse_delay), PlainSerializer(_format_delay, when_used="json")]
+
+
+def _parse_intervals(value: Any) -> Any:
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ScenarioError("", 'needs a list of [start, stop] pairs, e.g. [["0s", "100s"], ["200s", "275s"]]')
+    out = []
+    for k, pair in enumerate(value):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ScenarioError(f"[{k}]", "needs [start, stop]")
+        out.append((units.parse_time(pair[0]), units.parse_time(pair[1])))
+    return out
+
+
+Intervals = Annotated[
+    Union[list[tuple[int, int]], None],
+    BeforeValidator(_optional(_parse_intervals)),
+    PlainSerializer(lambda v: None if v is None else [[units.format_time(a), units.format_time(b)] for a, b in v], when_used="json"),
 ]
 
 
@@ -236,10 +281,18 @@ class Topology(_Section):
 
     @model_validator(mode="after")
     def _check_queues(self) -> "Topology":
-        for key, queue in (("queue", self.queue), ("reverse_queue", self.reverse_queue)):
-            if queue is not None and queue.limit[0] < 1:
+        for key, queue in self.queues():
+            if queue.limit[0] < 1:
                 raise ScenarioError(key, "must hold at least 1 packet")
         return self
+
+    def queues(self) -> list[tuple[str, Any]]:
+        """(key, queue) of every configured queue, for checks that span the scenario."""
+        return [(k, q) for k, q in (("queue", self.queue), ("reverse_queue", self.reverse_queue)) if q is not None]
+
+    @property
+    def hop_count(self) -> None:
+        return None
 
     def resolve(self) -> dict[str, Any]:
         reverse_queue = self.reverse_queue or DropTail(limit=f"{DEFAULT_REVERSE_QUEUE_PKTS}pkt")
@@ -259,6 +312,65 @@ class Topology(_Section):
             },
             "access_rate_bps": self.access_rate_bps,
         }
+
+
+class Hop(_Section):
+    """One hop of a parking lot: ``{ rate = "10Mbit", delay = "10ms", queue = "50pkt", loss = 0.0 }``."""
+
+    rate_bps: Rate = Field(alias="rate")
+    delay_ns: Time = Field(alias="delay")
+    queue: Queue
+    loss_rate: Probability = Field(default=0.0, alias="loss")
+
+    _check_rate = field_validator("rate_bps")(_positive)
+
+    @field_validator("loss_rate")
+    @classmethod
+    def _check_loss(cls, value: float) -> float:
+        if value >= 1.0:
+            raise ScenarioError("", f"{value} would drop every packet: must be in [0, 1)")
+        return value
+
+    @field_serializer("queue", when_used="json")
+    def _dump_queue(self, queue: DropTail) -> Any:
+        return _queue_to_toml(queue)
+
+    def resolve(self) -> dict[str, Any]:
+        return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": self.queue.resolve(), "loss_rate": self.loss_rate}
+
+
+class ParkingLot(_Section):
+    """``[topology]`` with ``kind = "parking_lot"``: hops in series (router k to router k + 1); a flow
+    crosses hops ``path = [first, last]`` (all by default), so cross traffic can enter and leave at
+    every hop. ACKs return over uncongested reverse hops."""
+
+    kind: Literal["parking_lot"]
+    hops: list[Hop] = Field(min_length=1)
+    access_rate_bps: Rate = Field(default=DEFAULT_ACCESS_RATE_BPS, alias="access_rate")
+
+    _check_rates = field_validator("access_rate_bps")(_positive)
+
+    def queues(self) -> list[tuple[str, Any]]:
+        return [(f"hops[{k}].queue", h.queue) for k, h in enumerate(self.hops)]
+
+    @property
+    def hop_count(self) -> int:
+        return len(self.hops)
+
+    def resolve(self) -> dict[str, Any]:
+        return {"kind": "parking_lot", "hops": [h.resolve() for h in self.hops], "access_rate_bps": self.access_rate_bps}
+
+
+def _topology_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("kind", "dumbbell"))
+    return getattr(value, "kind", "dumbbell")
+
+
+AnyTopology = Annotated[
+    Union[Annotated[Topology, Tag("dumbbell")], Annotated[ParkingLot, Tag("parking_lot")]],
+    Discriminator(_topology_kind),
+]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -328,26 +440,78 @@ def known_algorithms() -> tuple[str, ...] | None:
     return tuple(a["name"] for a in core.algorithms())
 
 
+def _hop_pair(value: Any) -> Any:
+    """``path = [first, last]``: TOML gives a list."""
+    if isinstance(value, list):
+        if len(value) != 2:
+            raise ScenarioError("", "needs [first, last] hop numbers")
+        return tuple(value)
+    return value
+
+
+STREAM_KEYS = ("rate_bps", "payload_bytes", "stream_header_bytes", "interval_ns", "mean_on_ns", "mean_off_ns")
+
+
 class Flow(_Section):
-    """One ``[[flows]]`` entry: ``count`` identical bulk (or finite, with ``bytes``) TCP flows."""
+    """One ``[[flows]]`` entry: ``count`` identical flows. ``kind = "tcp"`` (default) is a bulk (or
+    finite, with ``bytes``) TCP flow driven by ``algorithm``; ``"cbr"`` and ``"voip"`` are UDP-like
+    streams whose receiver measures one-way delay, jitter (RFC 3550) and loss."""
 
     name: Union[StrictStr, None] = None
-    algorithm: StrictStr
+    kind: Literal["tcp", "cbr", "voip"] = "tcp"
+    algorithm: Union[StrictStr, None] = None
     count: StrictInt = Field(default=1, ge=1, le=MAX_FLOW_COUNT)
     start_ns: Time = Field(default=0, alias="start")
     stop_ns: OptTime = Field(default=None, alias="stop")
+    # On/off schedule: active in each [start, stop) (instead of start/stop).
+    active_ns: Intervals = Field(default=None, alias="active")
     transfer_bytes: OptSize = Field(default=None, alias="bytes")
-    access_delay_ns: Time = Field(default=0, alias="access_delay")
+    access_delay_ns: Delay = Field(default=0, alias="access_delay")
+    direction: Literal["forward", "reverse"] = "forward"
+    path: Annotated[Union[tuple[StrictInt, StrictInt], None], BeforeValidator(_hop_pair)] = None
     params: dict[StrictStr, Any] = Field(default_factory=dict)
     tcp: Tcp = Field(default_factory=Tcp)
+    # Streams.
+    rate_bps: OptRate = Field(default=None, alias="rate")
+    payload_bytes: OptSize = Field(default=None, alias="payload")
+    stream_header_bytes: OptSize = Field(default=None, alias="header")
+    interval_ns: OptTime = Field(default=None, alias="interval")
+    talk_spurts: StrictBool = False
+    mean_on_ns: OptTime = Field(default=None, alias="mean_on")
+    mean_off_ns: OptTime = Field(default=None, alias="mean_off")
 
     @field_validator("algorithm")
     @classmethod
-    def _check_algorithm(cls, name: str) -> str:
+    def _check_algorithm(cls, name: str | None) -> str | None:
         known = known_algorithms()
-        if known is not None and name not in known:
+        if name is not None and known is not None and name not in known:
             raise ScenarioError("", f"unknown algorithm '{name}' (known: {', '.join(known)})")
         return name
+
+    @model_validator(mode="after")
+    def _check_kind(self) -> "Flow":
+        if self.kind == "tcp":
+            if self.algorithm is None:
+                raise ScenarioError("algorithm", "missing: a TCP flow needs an algorithm (`ccsim list` shows them)")
+            for key in STREAM_KEYS:
+                if getattr(self, key) is not None:
+                    raise ScenarioError(_alias(Flow, key), f"only for streams (kind = \"cbr\" or \"voip\"), not {self.kind}")
+            if self.talk_spurts:
+                raise ScenarioError("talk_spurts", "only for kind = \"voip\"")
+            return self
+        if self.algorithm is not None or self.params:
+            raise ScenarioError("algorithm", f"a {self.kind} stream has no congestion control")
+        if self.transfer_bytes is not None:
+            raise ScenarioError("bytes", "a stream has no transfer size; use start/stop or active")
+        if self.kind == "cbr" and self.rate_bps is None:
+            raise ScenarioError("rate", "a CBR stream needs a rate, e.g. rate = \"4Mbit\"")
+        for key in ("rate_bps", "payload_bytes", "interval_ns", "mean_on_ns", "mean_off_ns"):
+            value = getattr(self, key)
+            if value is not None and value <= 0:
+                raise ScenarioError(_alias(Flow, key), "must be > 0")
+        if self.kind == "cbr" and (self.interval_ns is not None or self.talk_spurts):
+            raise ScenarioError("interval", "a CBR stream's packet interval follows from rate and payload")
+        return self
 
     @field_validator("params")
     @classmethod
@@ -387,7 +551,7 @@ class Scenario(_Section):
     raise ScenarioError; plain ``model_validate`` raises pydantic's ValidationError)."""
 
     run: Run
-    topology: Topology
+    topology: AnyTopology
     tcp: Tcp = Field(default_factory=Tcp)
     flows: list[Flow] = Field(min_length=1)
 
@@ -398,6 +562,27 @@ class Scenario(_Section):
         names: dict[str, int] = {}
         for i, flow in enumerate(self.flows):
             where = f"flows[{i}]"
+            if flow.active_ns is not None:
+                if flow.start_ns != 0 or flow.stop_ns is not None:
+                    raise ScenarioError(f"{where}.active", "give either active intervals or start/stop, not both")
+                previous_stop = 0
+                for k, (a, b) in enumerate(flow.active_ns):
+                    if b <= a:
+                        raise ScenarioError(f"{where}.active[{k}]", f"stop {fmt(b)} is not after start {fmt(a)}")
+                    if a < previous_stop:
+                        raise ScenarioError(f"{where}.active[{k}]", "intervals must be in order and must not overlap")
+                    if a >= duration or b > duration:
+                        raise ScenarioError(f"{where}.active[{k}]", f"must lie within the run ({fmt(duration)})")
+                    previous_stop = b
+            hops = self.topology.hop_count
+            if flow.path is not None:
+                if hops is None:
+                    raise ScenarioError(f"{where}.path", "only a parking-lot topology has hops")
+                first, last = flow.path
+                if not 0 <= first <= last < hops:
+                    raise ScenarioError(f"{where}.path", f"must be [first, last] with 0 <= first <= last < {hops} hops")
+            if flow.direction == "reverse" and hops is not None:
+                raise ScenarioError(f"{where}.direction", "reverse flows are a dumbbell feature (a parking-lot flow has a path)")
             if flow.start_ns >= duration:
                 raise ScenarioError(
                     f"{where}.start", f"{fmt(flow.start_ns)} is at or after the end of the run ({fmt(duration)})"
@@ -418,8 +603,8 @@ class Scenario(_Section):
                 section = f"{where}.tcp" if e.field in {_alias(Tcp, n) for n in flow.tcp.model_fields_set} else "tcp"
                 raise e.with_field(f"{section}.{e.field}") from None
             packet_bytes = tcp.mss_bytes + tcp.header_bytes
-            for key, queue in (("queue", self.topology.queue), ("reverse_queue", self.topology.reverse_queue)):
-                if queue is not None and queue.limit_bytes is not None and queue.limit_bytes < packet_bytes:
+            for key, queue in self.topology.queues():
+                if queue.limit_bytes is not None and queue.limit_bytes < packet_bytes:
                     raise ScenarioError(
                         f"topology.{key}",
                         f"must hold at least 1 packet: {units.format_size(queue.limit_bytes)} < "
@@ -460,18 +645,34 @@ class Scenario(_Section):
         for i, flow in enumerate(self.flows):
             tcp = self.tcp_for(flow).resolve()
             for name in self._names(i, flow):
-                flows.append(
-                    {
-                        "name": name,
-                        "algorithm": flow.algorithm,
-                        "params": dict(flow.params),
-                        "start_ns": flow.start_ns,
-                        "stop_ns": run.duration_ns if flow.stop_ns is None else flow.stop_ns,
-                        "bytes": flow.transfer_bytes,
-                        "access_delay_ns": flow.access_delay_ns,
-                        "tcp": dict(tcp),
-                    }
-                )
+                delay = flow.access_delay_ns
+                spec = {
+                    "name": name,
+                    "kind": flow.kind,
+                    "algorithm": flow.algorithm or "",
+                    "params": dict(flow.params),
+                    "start_ns": flow.start_ns,
+                    "stop_ns": run.duration_ns if flow.stop_ns is None else flow.stop_ns,
+                    "intervals_ns": None if flow.active_ns is None else [[a, b] for a, b in flow.active_ns],
+                    "bytes": flow.transfer_bytes,
+                    "access_delay_ns": {"uniform": list(delay)} if isinstance(delay, tuple) else delay,
+                    "direction": flow.direction,
+                    "path": None if flow.path is None else list(flow.path),
+                    "tcp": dict(tcp),
+                }
+                if flow.kind != "tcp":
+                    spec.update(
+                        rate_bps=flow.rate_bps,
+                        payload_bytes=flow.payload_bytes,
+                        header_bytes=flow.stream_header_bytes,
+                        interval_ns=flow.interval_ns,
+                        talk_spurts=flow.talk_spurts,
+                        mean_on_ns=flow.mean_on_ns,
+                        mean_off_ns=flow.mean_off_ns,
+                    )
+                if flow.active_ns is not None:
+                    spec["start_ns"], spec["stop_ns"] = flow.active_ns[0][0], flow.active_ns[-1][1]
+                flows.append(spec)
         return {
             "duration_ns": run.duration_ns,
             "sample_interval_ns": run.sample_interval_ns,
@@ -568,8 +769,8 @@ def _loc_text(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif str(part).startswith(("function-", "nullable[")):
-            continue  # pydantic's names for validator layers, not keys of the file
+        elif str(part).startswith(("function-", "nullable[")) or (text == "topology" and part in ("dumbbell", "parking_lot")):
+            continue  # pydantic's names for validator layers and union tags, not keys of the file
         else:
             text += f".{part}" if text else str(part)
     return text
@@ -579,6 +780,9 @@ def scenario_error_from(error: ValidationError) -> ScenarioError:
     """The first error of a ValidationError as a ScenarioError with a ``flows[1].start`` style path."""
     first = error.errors(include_url=False)[0]
     path = _loc_text(tuple(first["loc"]))
+    if first["type"] == "union_tag_invalid":  # [topology] kind = "ring"
+        ctx = first.get("ctx") or {}
+        return ScenarioError(f"{path}.kind", f"unknown kind '{ctx.get('tag')}' (known: {ctx.get('expected_tags')})")
     cause = (first.get("ctx") or {}).get("error")
     if isinstance(cause, ScenarioError):
         field = ".".join(p for p in (path, cause.field) if p)
