@@ -108,3 +108,34 @@ def test_parking_lot_errors_name_the_field() -> None:
         Scenario.from_dict({"run": {"duration": "5s"}, "topology": {**lot, "hops": [{"rate": "0Mbit", "delay": "1ms", "queue": "5pkt"}]},
                             "flows": [{"algorithm": "newreno"}]})
     assert e.value.field.startswith("topology.hops[0].rate")
+
+
+def test_web_background_transfers_report_completion_times() -> None:
+    scenario = Scenario.from_dict({**BASE, "run": {"duration": "30s"}, "flows": [
+        {"name": "bulk", "algorithm": "newreno"},
+        {"name": "web", "kind": "web", "algorithm": "newreno", "arrival_rate": 4, "size_mean": "50kB"},
+    ]})
+    assert Scenario.from_toml_str(scenario.to_toml()) == scenario
+    result = ccsim.run(scenario, seed=1)
+    web = result.summary[result.summary.kind == "web"]
+    assert 80 < len(web) < 160  # Poisson, 4 per second for 30 s
+    assert web.name.str.startswith("web#").all()
+    assert web.completed.mean() > 0.9 and (web.fct_s[web.completed] >= 0.04).all()
+    assert set(result.flows.flow) == {0}, "transfers are not in the per-interval series"
+    assert "web" in result.meta["algorithm_params"]
+
+
+@pytest.mark.parametrize(
+    "flow,field",
+    [
+        ({"kind": "web", "algorithm": "newreno", "size_mean": "50kB"}, "flows[0].arrival_rate"),
+        ({"kind": "web", "algorithm": "newreno", "arrival_rate": 2}, "flows[0].size_mean"),
+        ({"kind": "web", "algorithm": "newreno", "arrival_rate": 2, "size_mean": "5kB", "size_shape": 1.0}, "flows[0].size_shape"),
+        ({"kind": "web", "algorithm": "newreno", "arrival_rate": -1, "size_mean": "5kB"}, "flows[0].arrival_rate"),
+        ({"algorithm": "newreno", "arrival_rate": 2}, "flows[0].arrival_rate"),
+    ],
+)
+def test_bad_web_traffic_names_the_field(flow: dict, field: str) -> None:
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict({**BASE, "flows": [flow]})
+    assert e.value.field == field, str(e.value)

@@ -449,6 +449,14 @@ def _hop_pair(value: Any) -> Any:
     return value
 
 
+def _per_second(value: Any) -> float:
+    """A plain positive number (TOML may give an integer)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ScenarioError("", f"must be a number > 0 (got {value!r})")
+    return float(value)
+
+
+WEB_KEYS = ("arrival_rate", "size_mean_bytes", "size_shape")
 STREAM_KEYS = ("rate_bps", "payload_bytes", "stream_header_bytes", "interval_ns", "mean_on_ns", "mean_off_ns")
 
 
@@ -458,7 +466,7 @@ class Flow(_Section):
     streams whose receiver measures one-way delay, jitter (RFC 3550) and loss."""
 
     name: Union[StrictStr, None] = None
-    kind: Literal["tcp", "cbr", "voip"] = "tcp"
+    kind: Literal["tcp", "cbr", "voip", "web"] = "tcp"
     algorithm: Union[StrictStr, None] = None
     count: StrictInt = Field(default=1, ge=1, le=MAX_FLOW_COUNT)
     start_ns: Time = Field(default=0, alias="start")
@@ -479,6 +487,10 @@ class Flow(_Section):
     talk_spurts: StrictBool = False
     mean_on_ns: OptTime = Field(default=None, alias="mean_on")
     mean_off_ns: OptTime = Field(default=None, alias="mean_off")
+    # Web-like background: Poisson arrivals of finite TCP transfers with Pareto sizes.
+    arrival_rate: Annotated[Union[float, None], BeforeValidator(_optional(_per_second))] = None
+    size_mean_bytes: OptSize = Field(default=None, alias="size_mean")
+    size_shape: Annotated[Union[float, None], BeforeValidator(_optional(_per_second))] = None
 
     @field_validator("algorithm")
     @classmethod
@@ -490,6 +502,25 @@ class Flow(_Section):
 
     @model_validator(mode="after")
     def _check_kind(self) -> "Flow":
+        if self.kind != "web":
+            for key in WEB_KEYS:
+                if getattr(self, key) is not None:
+                    raise ScenarioError(_alias(Flow, key), f"only for web traffic (kind = \"web\"), not {self.kind}")
+        if self.kind == "web":
+            if self.algorithm is None:
+                raise ScenarioError("algorithm", "missing: web transfers need an algorithm")
+            if self.arrival_rate is None:
+                raise ScenarioError("arrival_rate", "missing: transfers started per second, e.g. arrival_rate = 2.0")
+            if self.size_mean_bytes is None or self.size_mean_bytes <= 0:
+                raise ScenarioError("size_mean", "missing: the mean transfer size, e.g. size_mean = \"50kB\"")
+            if self.size_shape is not None and self.size_shape <= 1.0:
+                raise ScenarioError("size_shape", "the Pareto shape must be > 1 (a finite mean)")
+            if self.transfer_bytes is not None:
+                raise ScenarioError("bytes", "web transfer sizes are drawn from size_mean and size_shape")
+            for key in STREAM_KEYS:
+                if getattr(self, key) is not None:
+                    raise ScenarioError(_alias(Flow, key), "only for streams (kind = \"cbr\" or \"voip\")")
+            return self
         if self.kind == "tcp":
             if self.algorithm is None:
                 raise ScenarioError("algorithm", "missing: a TCP flow needs an algorithm (`ccsim list` shows them)")
@@ -660,7 +691,13 @@ class Scenario(_Section):
                     "path": None if flow.path is None else list(flow.path),
                     "tcp": dict(tcp),
                 }
-                if flow.kind != "tcp":
+                if flow.kind == "web":
+                    spec.update(
+                        arrival_rate=flow.arrival_rate,
+                        size_mean_bytes=flow.size_mean_bytes,
+                        size_shape=1.2 if flow.size_shape is None else flow.size_shape,
+                    )
+                elif flow.kind != "tcp":
                     spec.update(
                         rate_bps=flow.rate_bps,
                         payload_bytes=flow.payload_bytes,

@@ -18,6 +18,8 @@ pub enum Event {
     DelayedAck(u32),
     /// A stream source's next packet is due.
     StreamEmit(u32),
+    /// A web generator starts its next transfer.
+    WebArrival(u32),
     Sample,
     /// Start (true) or end (false) of the summary window.
     Measure(bool),

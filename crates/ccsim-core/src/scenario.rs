@@ -101,6 +101,9 @@ pub enum FlowKind {
     Cbr,
     /// Voice: `payload_bytes` every `interval_ns` (G.711: 160 B every 20 ms), optional talk spurts.
     Voip,
+    /// Web-like background: short TCP transfers arriving as a Poisson process (`arrival_rate` per
+    /// second) with Pareto sizes (`size_mean_bytes`, `size_shape`), each with `algorithm`.
+    Web,
 }
 
 /// Which way a flow's data crosses a dumbbell.
@@ -180,6 +183,15 @@ pub struct FlowSpec {
     pub mean_on_ns: Option<u64>,
     #[serde(default)]
     pub mean_off_ns: Option<u64>,
+    /// Web: transfers started per second (Poisson).
+    #[serde(default)]
+    pub arrival_rate: Option<f64>,
+    /// Web: mean transfer size (Pareto).
+    #[serde(default)]
+    pub size_mean_bytes: Option<u64>,
+    /// Web: Pareto shape alpha (> 1; 1.2 is the classic heavy tail of web objects).
+    #[serde(default)]
+    pub size_shape: Option<f64>,
 }
 
 impl FlowSpec {
@@ -350,6 +362,20 @@ impl Scenario {
                 FlowKind::Tcp => {
                     if f.algorithm.is_empty() {
                         return Err(err(at("algorithm"), "a TCP flow needs an algorithm"));
+                    }
+                }
+                FlowKind::Web => {
+                    if f.algorithm.is_empty() {
+                        return Err(err(at("algorithm"), "web transfers need an algorithm"));
+                    }
+                    if !f.arrival_rate.is_some_and(|r| r.is_finite() && r > 0.0) {
+                        return Err(err(at("arrival_rate"), "web traffic needs an arrival rate > 0 per second"));
+                    }
+                    if f.size_mean_bytes.unwrap_or(0) == 0 {
+                        return Err(err(at("size_mean_bytes"), "web traffic needs a mean transfer size > 0"));
+                    }
+                    if !f.size_shape.map_or(true, |a| a.is_finite() && a > 1.0) {
+                        return Err(err(at("size_shape"), "the Pareto shape must be > 1 (finite mean)"));
                     }
                 }
                 FlowKind::Cbr | FlowKind::Voip => {

@@ -21,6 +21,8 @@ use crate::topology::{self, Route};
 enum App {
     Tcp { sender: Sender, receiver: Receiver },
     Stream { source: StreamSource, sink: StreamSink, active: bool },
+    /// Spawns short TCP transfers (each a flow of its own, on this flow's links).
+    Web { rng: Rng, active: bool, spawned: u64 },
 }
 
 /// Per-flow bookkeeping around the sender and receiver.
@@ -36,6 +38,10 @@ struct Flow {
     stop: Time,
     access_delay_ns: u64,
     bytes: Option<u64>,
+    /// Spawned by a web generator: in the summary, not in the per-interval series.
+    background: bool,
+    /// Index of the scenario flow this one comes from (itself, or its web generator).
+    spec: usize,
     delack_timeout: Duration,
     rto_scheduled: Option<Time>,
     delack_scheduled: Option<Time>,
@@ -66,6 +72,7 @@ impl Flow {
         match &self.app {
             App::Tcp { receiver, .. } => receiver.rcv_nxt,
             App::Stream { sink, .. } => sink.payload_bytes,
+            App::Web { .. } => 0,
         }
     }
 
@@ -74,13 +81,14 @@ impl Flow {
         match &self.app {
             App::Tcp { sender, .. } => (sender.stats.data_pkts_sent, sender.stats.payload_bytes_sent, sender.stats.wire_bytes_sent),
             App::Stream { source, .. } => (source.packets_sent, source.payload_sent(), source.wire_bytes_sent),
+            App::Web { .. } => (0, 0, 0),
         }
     }
 
     fn acks_sent(&self) -> u64 {
         match &self.app {
             App::Tcp { receiver, .. } => receiver.acks_sent,
-            App::Stream { .. } => 0,
+            App::Stream { .. } | App::Web { .. } => 0,
         }
     }
 }
@@ -109,6 +117,7 @@ pub struct RunOutput {
 
 pub struct Simulation {
     scenario: Scenario,
+    seed: u64,
     now: Time,
     end: Time,
     measure_start: Time,
@@ -201,6 +210,13 @@ impl Simulation {
                         receiver: Receiver::new(i as u32, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
                     }
                 }
+                FlowKind::Web => {
+                    // Check the transfers' algorithm and parameters now, not at the first arrival.
+                    let params = to_param_map(&field, spec)?;
+                    let init = Sender::cc_init(&spec.tcp, Rng::new(seed, topology::streams::flow_cc(i)));
+                    ccsim_cc::build(&spec.algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
+                    App::Web { rng: Rng::new(seed, topology::streams::flow_app(i)), active: false, spawned: 0 }
+                }
                 FlowKind::Cbr | FlowKind::Voip => App::Stream {
                     source: stream_source(i, spec, seed),
                     sink: StreamSink::default(),
@@ -220,6 +236,8 @@ impl Simulation {
                 intervals,
                 access_delay_ns: access_delays[i],
                 bytes: spec.bytes,
+                background: false,
+                spec: i,
                 delack_timeout: Duration::from_nanos(spec.tcp.delayed_ack_timeout_ns),
                 rto_scheduled: None,
                 delack_scheduled: None,
@@ -260,6 +278,7 @@ impl Simulation {
         events.schedule(measure_end, Event::Measure(false));
         Ok(Simulation {
             scenario,
+            seed,
             now: Time::ZERO,
             end,
             measure_start,
@@ -316,8 +335,9 @@ impl Simulation {
             Event::FlowStart(f) => self.on_flow_start(f),
             Event::FlowStop(f) => match &mut self.flows[f as usize].app {
                 App::Tcp { sender, .. } => sender.stop(),
-                App::Stream { active, .. } => *active = false,
+                App::Stream { active, .. } | App::Web { active, .. } => *active = false,
             },
+            Event::WebArrival(f) => self.on_web_arrival(f),
             Event::StreamEmit(f) => self.on_stream_emit(f),
             Event::RtoTimer(f) => self.on_rto_timer(f),
             Event::DelayedAck(f) => self.on_delack_timer(f),
@@ -406,6 +426,84 @@ impl Simulation {
                 let first = source.start(now);
                 self.events.schedule(first, Event::StreamEmit(f));
             }
+            App::Web { rng, active, .. } => {
+                *active = true;
+                let rate = self.scenario.flows[flow.spec].arrival_rate.unwrap_or(1.0);
+                let next = now + Duration::from_secs_f64(rng.exponential(1.0 / rate));
+                self.events.schedule(next, Event::WebArrival(f));
+            }
+        }
+    }
+
+    /// A web transfer starts: a new finite TCP flow on the generator's links; then the next arrival.
+    fn on_web_arrival(&mut self, g: u32) {
+        let now = self.now;
+        if now >= self.end {
+            return;
+        }
+        let spec_index = self.flows[g as usize].spec;
+        let spec = &self.scenario.flows[spec_index];
+        let App::Web { rng, active, spawned } = &mut self.flows[g as usize].app else { return };
+        if !*active {
+            return;
+        }
+        let k = *spawned;
+        *spawned += 1;
+        // Pareto sizes: x_m = mean (alpha - 1) / alpha, X = x_m U^(-1/alpha), capped at 1000 means.
+        let mean = spec.size_mean_bytes.unwrap_or(50_000) as f64;
+        let alpha = spec.size_shape.unwrap_or(1.2);
+        let u = 1.0 - rng.uniform(); // (0, 1]
+        let size = ((mean * (alpha - 1.0) / alpha) * u.powf(-1.0 / alpha)).min(1000.0 * mean).ceil().max(1.0) as u64;
+        let rate = spec.arrival_rate.unwrap_or(1.0);
+        let next = now + Duration::from_secs_f64(rng.exponential(1.0 / rate));
+        let params = to_param_map("", spec).unwrap_or_default();
+        let init = Sender::cc_init(&spec.tcp, Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)));
+        let Ok(cc) = ccsim_cc::build(&spec.algorithm, &params, &init) else { return }; // validated at build
+        let id = self.flows.len() as u32;
+        let generator = &self.flows[g as usize];
+        let flow = Flow {
+            name: format!("{}#{k}", generator.name),
+            kind: FlowKind::Web,
+            algorithm: spec.algorithm.clone(),
+            app: App::Tcp {
+                sender: Sender::new(id, &spec.tcp, cc, Some(size)),
+                receiver: Receiver::new(id, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
+            },
+            route: Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },
+            intervals: vec![(now, self.end)],
+            start: now,
+            stop: self.end,
+            access_delay_ns: generator.access_delay_ns,
+            bytes: Some(size),
+            background: true,
+            spec: spec_index,
+            delack_timeout: generator.delack_timeout,
+            rto_scheduled: None,
+            delack_scheduled: None,
+            completed_at: None,
+            data_delivered_pkts: 0,
+            data_delivered_payload: 0,
+            data_dropped_pkts: 0,
+            data_dropped_payload: 0,
+            acks_delivered: 0,
+            acks_dropped: 0,
+            drops_queue: 0,
+            drops_random: 0,
+            rcv_at_window_start: 0,
+            rcv_at_window_end: None,
+            rtt_hist: Histogram::default(),
+            prev_rcv: 0,
+            prev_wire: 0,
+            prev_retx: 0,
+            prev_timeouts: 0,
+        };
+        self.flows.push(flow);
+        if let App::Tcp { sender, .. } = &mut self.flows[id as usize].app {
+            sender.start(now, &mut self.out);
+        }
+        self.transmit_from_sender(id);
+        if next < self.end {
+            self.events.schedule(next, Event::WebArrival(g));
         }
     }
 
@@ -441,6 +539,7 @@ impl Simulation {
                 sink.on_packet(now, &pkt, in_window);
                 None
             }
+            App::Web { .. } => None, // a generator sends nothing itself
         };
         if let Some(ack) = ack {
             self.enqueue_on_route(ack);
@@ -531,6 +630,9 @@ impl Simulation {
         let secs = self.sample_interval.as_secs_f64();
         let t = now.as_secs_f64();
         for (i, f) in self.flows.iter_mut().enumerate() {
+            if f.background || matches!(f.app, App::Web { .. }) {
+                continue; // web transfers are reported in the summary (completion times)
+            }
             let delivered = f.delivered_bytes();
             let goodput_bps = (delivered - f.prev_rcv) as f64 * 8.0 / secs;
             f.prev_rcv = delivered;
@@ -555,6 +657,7 @@ impl Simulation {
                     f.prev_retx = s.stats.retransmits;
                     f.prev_timeouts = s.stats.timeouts;
                 }
+                App::Web { .. } => {}
                 App::Stream { source, sink, .. } => {
                     let c = std::mem::take(&mut sink.interval);
                     self.series_streams
@@ -662,7 +765,24 @@ impl Simulation {
         let mut goodputs = Vec::new();
         let mut total_goodput = 0.0;
         let mut params_used = Vec::new();
+        // Parameters actually used, defaults filled in: once per scenario flow (a web generator's
+        // transfers share its parameters).
+        for f in self.flows.iter().filter(|f| !f.background) {
+            let spec = &self.scenario.flows[f.spec];
+            let info = ccsim_cc::catalog().into_iter().find(|a| a.name == spec.algorithm);
+            let mut used = Vec::new();
+            if let Some(info) = info {
+                for p in info.params {
+                    let v = spec.params.get(p.name).map(|v| v.to_string()).unwrap_or_else(|| p.default.to_string());
+                    used.push((p.name.to_string(), v));
+                }
+            }
+            params_used.push((f.name.clone(), spec.algorithm.clone(), used));
+        }
         for (i, f) in self.flows.iter().enumerate() {
+            if matches!(f.app, App::Web { .. }) {
+                continue; // the generator itself moves no data: its transfers have rows of their own
+            }
             let delivered = f.delivered_bytes();
             let end_rcv = f.rcv_at_window_end.unwrap_or(delivered);
             let goodput = (end_rcv - f.rcv_at_window_start.min(end_rcv)) as f64 * 8.0 / window_s;
@@ -679,12 +799,13 @@ impl Simulation {
                 FlowKind::Tcp => "tcp",
                 FlowKind::Cbr => "cbr",
                 FlowKind::Voip => "voip",
+                FlowKind::Web => "web",
             };
             let (retransmits, fast_retransmits, timeouts, rtt_min, rtt_max) = match &f.app {
                 App::Tcp { sender, .. } => {
                     (sender.stats.retransmits, sender.stats.fast_retransmits, sender.stats.timeouts, sender.rtt.min, sender.rtt.max)
                 }
-                App::Stream { .. } => (0, 0, 0, None, None),
+                App::Stream { .. } | App::Web { .. } => (0, 0, 0, None, None),
             };
             fs.u64("flow", i as u64)
                 .str("name", &f.name)
@@ -716,7 +837,7 @@ impl Simulation {
             // Streams: what a VoIP or video application sees at the receiver (NaN for TCP).
             let (owd, jitter_ms, lost) = match &f.app {
                 App::Stream { sink, .. } => (Some(&sink.owd_hist), sink.jitter_ns / 1e6, sink.lost() as f64),
-                App::Tcp { .. } => (None, f64::NAN, f64::NAN),
+                App::Tcp { .. } | App::Web { .. } => (None, f64::NAN, f64::NAN),
             };
             let oq = |x: f64| owd.map_or(f64::NAN, |h| h.quantile(x) / 1e6);
             fs.f64("owd_mean_ms", owd.map_or(f64::NAN, |h| h.mean() / 1e6))
@@ -726,16 +847,6 @@ impl Simulation {
                 .f64("owd_max_ms", owd.map_or(f64::NAN, |h| if h.count() == 0 { f64::NAN } else { h.max() as f64 / 1e6 }))
                 .f64("jitter_ms", jitter_ms)
                 .f64("stream_lost_pkts", lost);
-            let spec = &self.scenario.flows[i];
-            let info = ccsim_cc::catalog().into_iter().find(|a| a.name == spec.algorithm);
-            let mut used = Vec::new();
-            if let Some(info) = info {
-                for p in info.params {
-                    let v = spec.params.get(p.name).map(|v| v.to_string()).unwrap_or_else(|| p.default.to_string());
-                    used.push((p.name.to_string(), v));
-                }
-            }
-            params_used.push((f.name.clone(), spec.algorithm.clone(), used));
         }
         let mut ls = TableBuilder::default();
         for l in &self.links {

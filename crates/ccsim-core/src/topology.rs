@@ -27,6 +27,9 @@ pub mod streams {
     pub fn flow_app(flow: usize) -> u64 {
         2_000_000 + flow as u64
     }
+    pub fn web_transfer(flow: usize, k: u64) -> u64 {
+        (1 << 62) | ((flow as u64) << 32) | (k & 0xFFFF_FFFF)
+    }
     pub fn access_delay(flow: usize) -> u64 {
         3_000_000 + flow as u64
     }

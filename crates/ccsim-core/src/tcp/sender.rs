@@ -763,7 +763,7 @@ mod tests {
         let (mut s, _) = sender(true);
         let mut out = Vec::new();
         // Segments 0 and 2 lost; 1 and 3..9 arrive: each dupack carries the SACK blocks.
-        let mut dup = |s: &mut Sender, blocks: &[(u64, u64)], t: u64, out: &mut Vec<Packet>| {
+        let dup = |s: &mut Sender, blocks: &[(u64, u64)], t: u64, out: &mut Vec<Packet>| {
             let mut a = ack(0, 0, false);
             a.n_sack = blocks.len() as u8;
             a.sack[..blocks.len()].copy_from_slice(blocks);
