@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
 def print_summary(result: Any, console: Console) -> None:
     """Per-flow table and run-level figures over the measurement window."""
     resolved = result.scenario
-    capacity_bps = resolved["topology"]["bottleneck"]["rate_bps"]
+    capacity_bps = result.run_summary.get("bottleneck_rate_bps") or float("nan")
     start_s, end_s = resolved["measure_start_ns"] / 1e9, resolved["measure_end_ns"] / 1e9
     table = Table(
         title=f"summary over {start_s:g}-{end_s:g} s (seed {result.meta.get('seed')})",
@@ -153,13 +153,19 @@ def print_summary(result: Any, console: Console) -> None:
     for column in ("flow", "algorithm", "goodput\nMbit/s", "share", "retx", "timeouts", "RTT mean\nms", "RTT p95\nms"):
         table.add_column(column, justify="left" if column in ("flow", "algorithm") else "right", no_wrap=True)
     flows = resolved["flows"]
-    for row in result.summary.to_dict("records"):
+    summary_rows = result.summary
+    kinds = summary_rows["kind"] if "kind" in summary_rows else None
+    notes = []
+    for row in summary_rows.to_dict("records"):
+        kind = row.get("kind", "tcp")
+        if kind == "web":
+            continue  # one aggregated row per generator below
         index = row.get("flow")
         spec = flows[int(index)] if _is_index(index, len(flows)) else {}
         name = str(row.get("name", spec.get("name", index)))
         goodput = row.get("goodput_bps")
         table.add_row(
-            name,
+            name if kind == "tcp" else f"{name} ({kind})",
             str(row.get("algorithm", spec.get("algorithm", ""))),
             _num(goodput, 1e-6, "{:.3f}"),
             _num(goodput, 100 / capacity_bps, "{:.1f} %"),
@@ -168,7 +174,35 @@ def print_summary(result: Any, console: Console) -> None:
             _num(row.get("rtt_mean_ms"), 1, "{:.1f}"),
             _num(row.get("rtt_p95_ms"), 1, "{:.1f}"),
         )
+        if kind in ("cbr", "voip"):
+            notes.append(
+                f"{name} ({kind}): one-way delay mean {_num(row.get('owd_mean_ms'), 1, '{:.1f} ms')}, "
+                f"p95 {_num(row.get('owd_p95_ms'), 1, '{:.1f} ms')}, max {_num(row.get('owd_max_ms'), 1, '{:.1f} ms')}, "
+                f"jitter {_num(row.get('jitter_ms'), 1, '{:.2f} ms')}, lost {_num(row.get('stream_lost_pkts'), 1, '{:.0f}')} packets"
+            )
+    if kinds is not None and (kinds == "web").any():
+        web = summary_rows[kinds == "web"]
+        for generator, group in web.groupby(web["name"].str.split("#").str[0], sort=False):
+            goodput = group["goodput_bps"].sum()
+            table.add_row(
+                f"{generator} (web, {len(group)} transfers)",
+                str(group["algorithm"].iloc[0]),
+                _num(goodput, 1e-6, "{:.3f}"),
+                _num(goodput, 100 / capacity_bps, "{:.1f} %"),
+                _num(group["retransmits"].sum(), 1, "{:.0f}"),
+                _num(group["timeouts"].sum(), 1, "{:.0f}"),
+                _num(group["rtt_mean_ms"].mean(), 1, "{:.1f}"),
+                _num(group["rtt_p95_ms"].max(), 1, "{:.1f}"),
+            )
+            done = group[group["completed"]]
+            notes.append(
+                f"{generator} (web): {len(done)} of {len(group)} transfers completed, completion time median "
+                f"{_num(done['fct_s'].median() if len(done) else None, 1, '{:.3f} s')}, "
+                f"p95 {_num(done['fct_s'].quantile(0.95) if len(done) else None, 1, '{:.3f} s')}"
+            )
     console.print(table)
+    for note in notes:
+        console.print(note)
     summary = result.run_summary
     qdelay = summary.get("bottleneck_qdelay_mean_ms", _bottleneck_qdelay(result))
     console.print(
