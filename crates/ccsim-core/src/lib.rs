@@ -12,6 +12,7 @@ pub mod histogram;
 pub mod link;
 pub mod packet;
 pub mod queue;
+pub mod ranges;
 pub mod scenario;
 pub mod sim;
 pub mod stream;

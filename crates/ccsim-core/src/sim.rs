@@ -67,6 +67,56 @@ struct Flow {
 }
 
 impl Flow {
+    /// A flow with its counters at zero.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        name: String,
+        kind: FlowKind,
+        algorithm: String,
+        app: App,
+        route: Route,
+        intervals: Vec<(Time, Time)>,
+        access_delay_ns: u64,
+        bytes: Option<u64>,
+        background: bool,
+        spec: usize,
+        delack_timeout: Duration,
+    ) -> Flow {
+        Flow {
+            name,
+            kind,
+            algorithm,
+            app,
+            route,
+            start: intervals[0].0,
+            stop: intervals[intervals.len() - 1].1,
+            intervals,
+            access_delay_ns,
+            bytes,
+            background,
+            spec,
+            delack_timeout,
+            rto_scheduled: None,
+            delack_scheduled: None,
+            completed_at: None,
+            data_delivered_pkts: 0,
+            data_delivered_payload: 0,
+            data_dropped_pkts: 0,
+            data_dropped_payload: 0,
+            acks_delivered: 0,
+            acks_dropped: 0,
+            drops_queue: 0,
+            drops_random: 0,
+            rcv_at_window_start: 0,
+            rcv_at_window_end: None,
+            rtt_hist: Histogram::default(),
+            prev_rcv: 0,
+            prev_wire: 0,
+            prev_retx: 0,
+            prev_timeouts: 0,
+        }
+    }
+
     /// Unique payload bytes delivered to the receiving application (in order for TCP).
     fn delivered_bytes(&self) -> u64 {
         match &self.app {
@@ -225,39 +275,19 @@ impl Simulation {
             };
             let intervals: Vec<(Time, Time)> =
                 spec.active_intervals(scenario.duration_ns).into_iter().map(|(a, b)| (Time(a), Time(b))).collect();
-            flows.push(Flow {
-                name: names[i].clone(),
-                kind: spec.kind,
-                algorithm: spec.algorithm.clone(),
+            flows.push(Flow::new(
+                names[i].clone(),
+                spec.kind,
+                spec.algorithm.clone(),
                 app,
                 route,
-                start: intervals[0].0,
-                stop: intervals[intervals.len() - 1].1,
                 intervals,
-                access_delay_ns: access_delays[i],
-                bytes: spec.bytes,
-                background: false,
-                spec: i,
-                delack_timeout: Duration::from_nanos(spec.tcp.delayed_ack_timeout_ns),
-                rto_scheduled: None,
-                delack_scheduled: None,
-                completed_at: None,
-                data_delivered_pkts: 0,
-                data_delivered_payload: 0,
-                data_dropped_pkts: 0,
-                data_dropped_payload: 0,
-                acks_delivered: 0,
-                acks_dropped: 0,
-                drops_queue: 0,
-                drops_random: 0,
-                rcv_at_window_start: 0,
-                rcv_at_window_end: None,
-                rtt_hist: Histogram::default(),
-                prev_rcv: 0,
-                prev_wire: 0,
-                prev_retx: 0,
-                prev_timeouts: 0,
-            });
+                access_delays[i],
+                spec.bytes,
+                false,
+                i,
+                Duration::from_nanos(spec.tcp.delayed_ack_timeout_ns),
+            ));
         }
         let mut events = EventQueue::default();
         for (i, f) in flows.iter().enumerate() {
@@ -461,42 +491,22 @@ impl Simulation {
         let Ok(cc) = ccsim_cc::build(&spec.algorithm, &params, &init) else { return }; // validated at build
         let id = self.flows.len() as u32;
         let generator = &self.flows[g as usize];
-        let flow = Flow {
-            name: format!("{}#{k}", generator.name),
-            kind: FlowKind::Web,
-            algorithm: spec.algorithm.clone(),
-            app: App::Tcp {
+        let flow = Flow::new(
+            format!("{}#{k}", generator.name),
+            FlowKind::Web,
+            spec.algorithm.clone(),
+            App::Tcp {
                 sender: Sender::new(id, &spec.tcp, cc, Some(size)),
                 receiver: Receiver::new(id, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
             },
-            route: Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },
-            intervals: vec![(now, self.end)],
-            start: now,
-            stop: self.end,
-            access_delay_ns: generator.access_delay_ns,
-            bytes: Some(size),
-            background: true,
-            spec: spec_index,
-            delack_timeout: generator.delack_timeout,
-            rto_scheduled: None,
-            delack_scheduled: None,
-            completed_at: None,
-            data_delivered_pkts: 0,
-            data_delivered_payload: 0,
-            data_dropped_pkts: 0,
-            data_dropped_payload: 0,
-            acks_delivered: 0,
-            acks_dropped: 0,
-            drops_queue: 0,
-            drops_random: 0,
-            rcv_at_window_start: 0,
-            rcv_at_window_end: None,
-            rtt_hist: Histogram::default(),
-            prev_rcv: 0,
-            prev_wire: 0,
-            prev_retx: 0,
-            prev_timeouts: 0,
-        };
+            Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },
+            vec![(now, self.end)],
+            generator.access_delay_ns,
+            Some(size),
+            true,
+            spec_index,
+            generator.delack_timeout,
+        );
         self.flows.push(flow);
         if let App::Tcp { sender, .. } = &mut self.flows[id as usize].app {
             sender.start(now, &mut self.out);

@@ -97,18 +97,7 @@ impl Receiver {
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
-        let (mut s, mut e) = (start, end);
-        self.ooo.retain(|&(a, b)| {
-            if b < s || a > e {
-                true
-            } else {
-                s = s.min(a);
-                e = e.max(b);
-                false
-            }
-        });
-        let pos = self.ooo.partition_point(|&(a, _)| a < s);
-        self.ooo.insert(pos, (s, e));
+        let (s, e) = crate::ranges::insert_merged(&mut self.ooo, start, end);
         // RFC 2018 section 4: the first block reports the range holding the newest segment, then
         // the most recently reported other blocks.
         self.recent_blocks.retain(|&(a, b)| b < s || a > e);

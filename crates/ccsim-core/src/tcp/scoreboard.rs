@@ -23,19 +23,7 @@ impl Scoreboard {
             return 0;
         }
         let before = self.total();
-        let mut s = start;
-        let mut e = end;
-        self.ranges.retain(|&(a, b)| {
-            if b < s || a > e {
-                true
-            } else {
-                s = s.min(a);
-                e = e.max(b);
-                false
-            }
-        });
-        let pos = self.ranges.partition_point(|&(a, _)| a < s);
-        self.ranges.insert(pos, (s, e));
+        crate::ranges::insert_merged(&mut self.ranges, start, end);
         self.total() - before
     }
 
