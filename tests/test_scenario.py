@@ -205,7 +205,7 @@ BAD = [
      "must hold at least 1 packet"),
     ("queue below one packet", _set(["topology", "queue"], "1000B"), "topology.queue", "must hold at least 1 packet"),
     ("reverse queue of 0", _set(["topology", "reverse_queue"], "0pkt"), "topology.reverse_queue", "at least 1 packet"),
-    ("unknown queue kind", _set(["topology", "queue"], {"kind": "red", "limit": "10pkt"}), "topology.queue.kind",
+    ("unknown queue kind", _set(["topology", "queue"], {"kind": "codel", "limit": "10pkt"}), "topology.queue.kind",
      "droptail"),
     ("queue in pkts", _set(["topology", "queue"], "84pkts"), "topology.queue", "write 'pkt'"),
     ("queue table in pkts", _set(["topology", "queue"], {"limit": "84pkts"}), "topology.queue.limit", "write 'pkt'"),

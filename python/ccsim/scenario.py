@@ -39,7 +39,7 @@ from pydantic import (
 from ccsim import units
 from ccsim.errors import ScenarioError
 
-__all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Tcp", "Flow", "load_scenario", "known_algorithms"]
+__all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red", "Tcp", "Flow", "load_scenario", "known_algorithms"]
 
 # Defaults that are not plain literals, named once.
 DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
@@ -211,8 +211,9 @@ class Run(_Section):
 class DropTail(_Section):
     """A FIFO that drops arrivals once ``limit`` (packets or bytes) is reached.
 
-    The queue is a table with a ``kind`` so other disciplines (RED) can be added as further members of
-    the ``Queue`` union without changing the file format; a bare string is shorthand for drop-tail.
+    The queue is a table with a ``kind``; the ``Queue`` union holds drop-tail and :class:`Red`, and
+    further disciplines join it without changing the file format. A bare string is shorthand for
+    drop-tail.
     """
 
     kind: Literal["droptail"] = "droptail"
@@ -226,8 +227,200 @@ class DropTail(_Section):
     def limit_bytes(self) -> int | None:
         return self.limit[0] if self.limit[1] == "bytes" else None
 
-    def resolve(self) -> dict[str, Any]:
+    def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
         return {"kind": self.kind, "limit_pkts": self.limit_pkts, "limit_bytes": self.limit_bytes}
+
+
+# RED (docs/red.md). Defaults: ns-2's classic Queue/RED constants (thresh_ 5, maxthresh_ 15 packets,
+# q_weight_ 0.002, linterm_ 10, wait_ true, mean_pktsize_ 500) with gentle_ true as in ns-2.35.
+RED_DEFAULT_MIN_TH_PKTS = 5
+RED_DEFAULT_MAX_TH_PKTS = 15
+RED_DEFAULT_MAX_P = 0.1
+RED_DEFAULT_W_Q = 0.002
+RED_DEFAULT_MEAN_PKT_BYTES = 500
+BDP_UNIT = "bdp"
+
+
+def _parse_bdp_number(text: str, what: str) -> float:
+    number = text.strip()[: -len(BDP_UNIT)].strip()
+    try:
+        value = float(number)
+    except ValueError:
+        raise ScenarioError("", f"'{text}' is not a {what}: write a number of bandwidth-delay products, e.g. '1bdp'") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ScenarioError("", f"'{text}' must be a positive number of bandwidth-delay products, e.g. '1bdp'")
+    return value
+
+
+def _parse_red_limit(value: Any) -> Any:
+    """``'100pkt'``, ``'150kB'`` or ``'1bdp'`` (bandwidth-delay products of the bottleneck, in packets)."""
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, str) and value.strip().endswith(BDP_UNIT):
+        return (_parse_bdp_number(value, "queue limit"), BDP_UNIT)
+    try:
+        return units.parse_queue_limit(value)
+    except ScenarioError as e:
+        raise ScenarioError("", f"{e.reason} (or a bandwidth-delay product, e.g. '1bdp')") from None
+
+
+def _format_red_limit(value: tuple[Any, str]) -> str:
+    number, unit = value
+    if unit == BDP_UNIT:
+        return f"{number!r}".removesuffix(".0") + BDP_UNIT
+    return units.format_queue_limit(number, unit)
+
+
+def _parse_threshold(value: Any) -> Any:
+    """A percent of the limit (``'20%'``) or a quantity in the limit's unit (``'5pkt'``, ``'7.5kB'``)."""
+    if isinstance(value, tuple) or value is None:
+        return value
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            pct = float(value.strip()[:-1])
+        except ValueError:
+            raise ScenarioError("", f"'{value}' is not a percent of the limit, e.g. '20%'") from None
+        if not math.isfinite(pct) or not 0 < pct <= 100:
+            raise ScenarioError("", f"'{value}' must be a percent of the limit in (0%, 100%]")
+        return (pct, "%")
+    if isinstance(value, str) or isinstance(value, int):
+        try:
+            return units.parse_queue_limit(value)
+        except ScenarioError as e:
+            raise ScenarioError("", f"{e.reason} (or a percent of the limit, e.g. '20%')") from None
+    raise ScenarioError("", f"must be a percent of the limit ('20%') or a queue size ('5pkt'), got {value!r}")
+
+
+def _format_threshold(value: tuple[Any, str] | None) -> Any:
+    if value is None:
+        return None
+    number, unit = value
+    if unit == "%":
+        return f"{number!r}".removesuffix(".0") + "%"
+    return units.format_queue_limit(number, unit)
+
+
+RedLimit = Annotated[
+    tuple[Union[int, float], Literal["pkts", "bytes", "bdp"]],
+    BeforeValidator(_parse_red_limit),
+    PlainSerializer(_format_red_limit, when_used="json"),
+]
+Threshold = Annotated[
+    Union[tuple[Union[int, float], Literal["pkts", "bytes", "%"]], None],
+    BeforeValidator(_parse_threshold),
+    PlainSerializer(_format_threshold, when_used="json"),
+]
+
+
+def _open_probability(value: float) -> float:
+    if value <= 0:
+        raise ScenarioError("", "must be in (0, 1]")
+    return value
+
+
+class Red(_Section):
+    """RED (Floyd & Jacobson 1993) as ns-2's ``Queue/RED``; docs/red.md.
+
+    ``limit`` is ``"100pkt"``, ``"150kB"`` or ``"1bdp"`` (bandwidth-delay products of the bottleneck,
+    in packets of mss + header); the queue is measured in packets unless the limit is in bytes.
+    ``min_th`` / ``max_th`` are percents of the limit (``"20%"``) or sizes in the limit's unit.
+    The binomial paper's setup: ``{ kind = "red", limit = "1bdp", min_th = "20%", max_th = "80%" }``.
+    """
+
+    kind: Literal["red"]
+    limit: RedLimit
+    min_th: Threshold = None
+    max_th: Threshold = None
+    max_p: Probability = RED_DEFAULT_MAX_P
+    w_q: Probability = RED_DEFAULT_W_Q
+    gentle: StrictBool = True
+    wait: StrictBool = True
+    mean_pkt_bytes: Size = Field(default=RED_DEFAULT_MEAN_PKT_BYTES, alias="mean_pkt_size")
+
+    _check_p = field_validator("max_p", "w_q")(_open_probability)
+    _check_mean = field_validator("mean_pkt_bytes")(_positive)
+
+    @property
+    def in_bytes(self) -> bool:
+        return self.limit[1] == "bytes"
+
+    @property
+    def limit_pkts(self) -> int | None:
+        return self.limit[0] if self.limit[1] == "pkts" else None
+
+    @property
+    def limit_bytes(self) -> int | None:
+        return self.limit[0] if self.limit[1] == "bytes" else None
+
+    @property
+    def needs_bdp(self) -> bool:
+        return self.limit[1] == BDP_UNIT
+
+    @model_validator(mode="after")
+    def _check_red(self) -> "Red":
+        unit = "bytes" if self.in_bytes else "pkts"
+        for key in ("min_th", "max_th"):
+            th = getattr(self, key)
+            if th is not None and th[1] not in ("%", unit):
+                want = "bytes ('7.5kB')" if unit == "bytes" else "packets ('5pkt')"
+                raise ScenarioError(key, f"the limit is in {'bytes' if unit == 'bytes' else 'packets'}: give {key} in {want} or as a percent of the limit ('20%')")
+            if th is not None and th[0] <= 0:
+                raise ScenarioError(key, "must be > 0")
+        if self.limit[0] <= 0 or (not self.needs_bdp and self.limit[0] < 1):
+            raise ScenarioError("limit", "must hold at least 1 packet")
+        if not self.needs_bdp:
+            self.thresholds(self.limit[0])
+        elif self.min_th is not None and self.max_th is not None and self.min_th[1] == self.max_th[1] == "%":
+            self._check_order(self.min_th[0], self.max_th[0], "%")
+        return self
+
+    @staticmethod
+    def _check_order(min_th: float, max_th: float, unit: str) -> None:
+        if not min_th < max_th:
+            raise ScenarioError("max_th", f"{max_th:g}{unit} must be above min_th ({min_th:g}{unit})")
+
+    def resolved_limit(self, bdp_pkts: float | None) -> int:
+        """The limit in its queue unit (packets for ``bdp``: rounded, at least 1)."""
+        if not self.needs_bdp:
+            return self.limit[0]
+        if bdp_pkts is None:
+            raise ScenarioError("limit", "a 'bdp' limit is defined for the dumbbell bottleneck queue only")
+        return max(1, round(self.limit[0] * bdp_pkts))
+
+    def thresholds(self, limit: int) -> tuple[float, float]:
+        """(min_th, max_th) in the queue unit for a resolved ``limit``; errors name the key."""
+        unit = "B" if self.in_bytes else "pkt"
+        scale = self.mean_pkt_bytes if self.in_bytes else 1
+        values = []
+        for key, th, default in (("min_th", self.min_th, RED_DEFAULT_MIN_TH_PKTS), ("max_th", self.max_th, RED_DEFAULT_MAX_TH_PKTS)):
+            if th is None:
+                values.append(float(default * scale))
+            elif th[1] == "%":
+                values.append(round(th[0] / 100 * limit, 9))  # no float noise in meta.json
+            else:
+                values.append(float(th[0]))
+        min_th, max_th = values
+        self._check_order(min_th, max_th, unit)
+        if max_th > limit:
+            default = " (default)" if self.max_th is None else ""
+            raise ScenarioError("max_th", f"{max_th:g}{unit}{default} is above the limit ({limit}{unit})")
+        return min_th, max_th
+
+    def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
+        limit = self.resolved_limit(bdp_pkts)
+        min_th, max_th = self.thresholds(limit)
+        return {
+            "kind": "red",
+            "limit_pkts": None if self.in_bytes else limit,
+            "limit_bytes": limit if self.in_bytes else None,
+            "min_th": min_th,
+            "max_th": max_th,
+            "max_p": self.max_p,
+            "w_q": self.w_q,
+            "gentle": self.gentle,
+            "wait": self.wait,
+            "mean_pkt_bytes": self.mean_pkt_bytes,
+        }
 
 
 def _queue_shorthand(value: Any) -> Any:
@@ -237,14 +430,26 @@ def _queue_shorthand(value: Any) -> Any:
     return value
 
 
-def _queue_to_toml(queue: "DropTail | None") -> Any:
+def _queue_to_toml(queue: "DropTail | Red | None") -> Any:
     if queue is None:
         return None
+    if isinstance(queue, Red):
+        return queue.model_dump(mode="json", by_alias=True, exclude_none=True)
     return units.format_queue_limit(*queue.limit)  # drop-tail is written in its shorthand
 
 
-Queue = Annotated[DropTail, BeforeValidator(_queue_shorthand)]
-OptQueue = Annotated[Union[DropTail, None], BeforeValidator(_queue_shorthand)]
+def _queue_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("kind", "droptail"))
+    return getattr(value, "kind", "droptail")
+
+
+_AnyQueue = Annotated[
+    Union[Annotated[DropTail, Tag("droptail")], Annotated[Red, Tag("red")]],
+    Discriminator(_queue_kind),
+]
+Queue = Annotated[_AnyQueue, BeforeValidator(_queue_shorthand)]
+OptQueue = Annotated[Union[_AnyQueue, None], BeforeValidator(_queue_shorthand)]
 
 
 class Topology(_Section):
@@ -276,15 +481,21 @@ class Topology(_Section):
         return value
 
     @field_serializer("queue", "reverse_queue", when_used="json")
-    def _dump_queue(self, queue: DropTail | None) -> Any:
+    def _dump_queue(self, queue: Any) -> Any:
         return _queue_to_toml(queue)
 
     @model_validator(mode="after")
     def _check_queues(self) -> "Topology":
         for key, queue in self.queues():
-            if queue.limit[0] < 1:
+            if queue.limit[0] < 1 and not getattr(queue, "needs_bdp", False):
                 raise ScenarioError(key, "must hold at least 1 packet")
+        if getattr(self.reverse_queue, "needs_bdp", False):
+            raise ScenarioError("reverse_queue.limit", "a 'bdp' limit is defined for the bottleneck queue only")
         return self
+
+    def bdp_pkts(self, rtt_ns: float, packet_bytes: int) -> float:
+        """Bandwidth-delay product of the bottleneck in packets: rate x RTT / packet size."""
+        return self.bottleneck_rate_bps * rtt_ns / 1e9 / (8 * packet_bytes)
 
     def queues(self) -> list[tuple[str, Any]]:
         """(key, queue) of every configured queue, for checks that span the scenario."""
@@ -294,14 +505,14 @@ class Topology(_Section):
     def hop_count(self) -> None:
         return None
 
-    def resolve(self) -> dict[str, Any]:
+    def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
         reverse_queue = self.reverse_queue or DropTail(limit=f"{DEFAULT_REVERSE_QUEUE_PKTS}pkt")
         return {
             "kind": self.kind,
             "bottleneck": {
                 "rate_bps": self.bottleneck_rate_bps,
                 "delay_ns": self.bottleneck_delay_ns,
-                "queue": self.queue.resolve(),
+                "queue": self.queue.resolve(bdp_pkts),
                 "loss_rate": self.loss_rate,
             },
             "reverse": {
@@ -332,8 +543,14 @@ class Hop(_Section):
         return value
 
     @field_serializer("queue", when_used="json")
-    def _dump_queue(self, queue: DropTail) -> Any:
+    def _dump_queue(self, queue: Any) -> Any:
         return _queue_to_toml(queue)
+
+    @model_validator(mode="after")
+    def _check_bdp(self) -> "Hop":
+        if getattr(self.queue, "needs_bdp", False):
+            raise ScenarioError("queue.limit", "a 'bdp' limit is defined for the dumbbell bottleneck queue only")
+        return self
 
     def resolve(self) -> dict[str, Any]:
         return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": self.queue.resolve(), "loss_rate": self.loss_rate}
@@ -357,7 +574,7 @@ class ParkingLot(_Section):
     def hop_count(self) -> int:
         return len(self.hops)
 
-    def resolve(self) -> dict[str, Any]:
+    def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
         return {"kind": "parking_lot", "hops": [h.resolve() for h in self.hops], "access_rate_bps": self.access_rate_bps}
 
 
@@ -645,7 +862,29 @@ class Scenario(_Section):
                 if name in names:
                     raise ScenarioError(f"{where}.name", f"duplicate flow name '{name}' (also used by flows[{names[name]}])")
                 names[name] = i
+        queue = self.topology.queue if isinstance(self.topology, Topology) else None
+        if isinstance(queue, Red) and queue.needs_bdp:
+            try:
+                queue.thresholds(queue.resolved_limit(self.bottleneck_bdp_pkts()))
+            except ScenarioError as e:
+                raise e.with_field(f"topology.queue.{e.field}") from None
         return self
+
+    def bottleneck_bdp_pkts(self) -> float | None:
+        """The dumbbell bottleneck's bandwidth-delay product in packets (what ``'1bdp'`` means):
+        rate x base RTT / (8 (mss + header)), base RTT = bottleneck delay + reverse delay + 2 x access
+        delay, averaged over the flows (a uniform access delay counts at its midpoint); mss and header
+        from ``[tcp]``. None for a parking lot."""
+        topo = self.topology
+        if not isinstance(topo, Topology):
+            return None
+        reverse = topo.bottleneck_delay_ns if topo.reverse_delay_ns is None else topo.reverse_delay_ns
+        rtts = []
+        for flow in self.flows:
+            delay = flow.access_delay_ns
+            access = (delay[0] + delay[1]) / 2 if isinstance(delay, tuple) else delay
+            rtts += [topo.bottleneck_delay_ns + reverse + 2 * access] * flow.count
+        return topo.bdp_pkts(sum(rtts) / len(rtts), self.tcp.mss_bytes + self.tcp.header_bytes)
 
     # -- derived views ------------------------------------------------------------------------------
 
@@ -715,7 +954,7 @@ class Scenario(_Section):
             "sample_interval_ns": run.sample_interval_ns,
             "measure_start_ns": run.measure_start_ns,
             "measure_end_ns": run.measure_end_ns,
-            "topology": self.topology.resolve(),
+            "topology": self.topology.resolve(self.bottleneck_bdp_pkts()),
             "flows": flows,
         }
 
@@ -807,6 +1046,8 @@ def _loc_text(loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             text += f"[{part}]"
         elif str(part).startswith(("function-", "nullable[")) or (text == "topology" and part in ("dumbbell", "parking_lot")):
+            continue  # pydantic's names for validator layers and union tags, not keys of the file
+        elif text.endswith("queue") and part in ("droptail", "red"):
             continue  # pydantic's names for validator layers and union tags, not keys of the file
         else:
             text += f".{part}" if text else str(part)

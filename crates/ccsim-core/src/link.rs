@@ -29,6 +29,8 @@ pub struct LinkCounters {
     pub arrivals: u64,
     pub drops_queue: u64,
     pub drops_random: u64,
+    /// Early (AQM) drops, a subset of `drops_queue` (RED's probabilistic drops; 0 for drop-tail).
+    pub drops_early: u64,
     pub tx_bytes: u64,
     pub departures: u64,
     pub qdelay_sum_ns: u128,
@@ -56,7 +58,8 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(name: String, rate_bps: u64, delay: Duration, loss_rate: f64, discipline: Box<dyn QueueDiscipline>, rng: Rng) -> Link {
+    pub fn new(name: String, rate_bps: u64, delay: Duration, loss_rate: f64, mut discipline: Box<dyn QueueDiscipline>, rng: Rng) -> Link {
+        discipline.attach(rate_bps);
         Link {
             name,
             rate_bps,
@@ -112,10 +115,14 @@ impl Link {
             return Err(Drop::Random);
         }
         let state = self.queue_state(now);
+        let early_before = self.discipline.early_drops();
         if !self.discipline.admit(now, pkt.wire_bytes as u64, state, &mut self.rng) {
+            let early = (self.discipline.early_drops() > early_before) as u64;
             self.interval.drops_queue += 1;
+            self.interval.drops_early += early;
             if in_window {
                 self.window.drops_queue += 1;
+                self.window.drops_early += early;
             }
             return Err(Drop::Queue);
         }
@@ -132,6 +139,11 @@ impl Link {
         let was_empty = self.in_transit.is_empty();
         self.in_transit.push_back((arrival, pkt));
         Ok(if was_empty { Some(arrival) } else { None })
+    }
+
+    /// The queue discipline's average queue (RED), if it keeps one.
+    pub fn average_queue(&self) -> Option<f64> {
+        self.discipline.average_queue()
     }
 
     /// Time at which the head of the in-transit line arrives, if any.

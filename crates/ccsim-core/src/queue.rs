@@ -1,10 +1,11 @@
 //! Queue disciplines behind one trait. A discipline decides admission when a packet arrives at a link's
 //! output queue, given the queue's occupancy; the link owns the packets and the FIFO service. Drop-tail
-//! now; RED (Floyd & Jacobson 1993) plugs in here later, since it too decides at enqueue time from the
-//! (average) queue and the idle time. A dequeue-time AQM (CoDel) would need a second hook.
+//! and RED (Floyd & Jacobson 1993, `red.rs`), which decides at enqueue time from the average queue and
+//! the idle time. A dequeue-time AQM (CoDel) would need a second hook.
 
 use ccsim_cc::{Rng, Time};
 
+use crate::red::{Red, RedParams};
 use crate::scenario::QueueSpec;
 
 /// Occupancy of an output queue at an arrival, not counting the packet being transmitted.
@@ -20,6 +21,17 @@ pub trait QueueDiscipline: Send {
     /// True if the arriving packet of `bytes` may join the queue.
     fn admit(&mut self, now: Time, bytes: u64, q: QueueState, rng: &mut Rng) -> bool;
     fn name(&self) -> &'static str;
+    /// Called once by `Link::new` with the link's rate (RED's idle-time correction converts idle
+    /// time into packet transmission slots with it, like ns-2's `$red link` / `ptc`).
+    fn attach(&mut self, _rate_bps: u64) {}
+    /// Early (probabilistic, AQM) drops so far; a subset of the refusals of `admit`.
+    fn early_drops(&self) -> u64 {
+        0
+    }
+    /// The discipline's average queue (RED's avg, in its queue unit), if it keeps one.
+    fn average_queue(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Tail drop at a limit in packets and/or bytes (dummynet, Linux `pfifo`/`bfifo`, ns-3 `TxQueue`).
@@ -38,9 +50,13 @@ impl QueueDiscipline for DropTail {
     }
 }
 
+/// The discipline of `spec`; `Link::new` attaches it to the link's rate.
 pub fn build(spec: &QueueSpec) -> Box<dyn QueueDiscipline> {
     match *spec {
         QueueSpec::Droptail { limit_pkts, limit_bytes } => Box::new(DropTail { limit_pkts, limit_bytes }),
+        QueueSpec::Red { limit_pkts, limit_bytes, min_th, max_th, max_p, w_q, gentle, wait, mean_pkt_bytes } => {
+            Box::new(Red::new(RedParams { limit_pkts, limit_bytes, min_th, max_th, max_p, w_q, gentle, wait, mean_pkt_bytes }))
+        }
     }
 }
 

@@ -88,6 +88,24 @@ pub enum QueueSpec {
         #[serde(default)]
         limit_bytes: Option<u64>,
     },
+    /// RED (Floyd & Jacobson 1993) as ns-2's `Queue/RED`; see `red.rs` and `docs/red.md`. The queue is
+    /// measured in the unit of the limit: packets (`limit_pkts`) or bytes (`limit_bytes`), exactly one
+    /// of them; `min_th` and `max_th` are in that unit (fractional values allowed).
+    Red {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        w_q: f64,
+        gentle: bool,
+        /// ns-2 `wait_`: at least 1/p_b arrivals between early drops.
+        wait: bool,
+        /// Typical packet size for the idle-time correction (ns-2 `mean_pktsize_`).
+        mean_pkt_bytes: u64,
+    },
 }
 
 /// What a flow carries.
@@ -437,6 +455,34 @@ fn check_link(field: &str, l: &LinkSpec) -> Result<(), SimError> {
             }
             if limit_pkts == Some(0) || limit_bytes == Some(0) {
                 return Err(SimError::scenario(format!("{field}.queue"), "must hold at least one packet"));
+            }
+        }
+        QueueSpec::Red { limit_pkts, limit_bytes, min_th, max_th, max_p, w_q, mean_pkt_bytes, .. } => {
+            let q = |k: &str| format!("{field}.queue.{k}");
+            let limit = match (limit_pkts, limit_bytes) {
+                (Some(l), None) | (None, Some(l)) => l,
+                _ => return Err(SimError::scenario(q("limit_pkts"), "RED needs exactly one limit, in packets or in bytes")),
+            };
+            if limit == 0 {
+                return Err(SimError::scenario(q("limit_pkts"), "must hold at least one packet"));
+            }
+            if !(min_th.is_finite() && min_th > 0.0) {
+                return Err(SimError::scenario(q("min_th"), "must be > 0"));
+            }
+            if !(max_th.is_finite() && max_th > min_th) {
+                return Err(SimError::scenario(q("max_th"), "must be > min_th"));
+            }
+            if max_th > limit as f64 {
+                return Err(SimError::scenario(q("max_th"), format!("must be <= the limit ({limit})")));
+            }
+            if !(max_p > 0.0 && max_p <= 1.0) {
+                return Err(SimError::scenario(q("max_p"), "must be in (0, 1]"));
+            }
+            if !(w_q > 0.0 && w_q <= 1.0) {
+                return Err(SimError::scenario(q("w_q"), "must be in (0, 1]"));
+            }
+            if mean_pkt_bytes == 0 {
+                return Err(SimError::scenario(q("mean_pkt_bytes"), "must be > 0"));
             }
         }
     }

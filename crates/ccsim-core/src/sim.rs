@@ -698,7 +698,9 @@ impl Simulation {
                 .u64("drops_queue", c.drops_queue)
                 .u64("drops_random", c.drops_random)
                 .f64("utilisation", c.tx_bytes as f64 * 8.0 / capacity_bits)
-                .u64("tx_bytes", c.tx_bytes);
+                .u64("tx_bytes", c.tx_bytes)
+                .u64("drops_early", c.drops_early)
+                .f64("queue_avg", link.average_queue().unwrap_or(f64::NAN));
         }
         let next = now + self.sample_interval;
         if next <= self.end {
@@ -875,7 +877,8 @@ impl Simulation {
                 .u64("departures", c.departures)
                 .u64("drops_queue", c.drops_queue)
                 .u64("drops_random", c.drops_random)
-                .f64("loss_rate", if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 });
+                .f64("loss_rate", if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 })
+                .u64("drops_early", c.drops_early);
         }
         let b = &self.links[self.bottleneck as usize];
         let jain = jain_index(&goodputs);
