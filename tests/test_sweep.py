@@ -1,0 +1,331 @@
+"""Sweeps: plan parsing and errors, seeds, local pool vs a real Dask LocalCluster, resume, CLI.
+
+Runs are 5 s of simulated time (a few ms each), so the 5-point x 5-repetition plans run in well under a
+second of engine time; most of this file's time is starting worker processes.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from ccsim.cli import cli
+from ccsim.errors import CcsimError, OutputExistsError, ScenarioError
+from ccsim.sweep import SweepPlan, load_sweep, run_sweep
+from ccsim.sweep_stats import describe, t_quantile
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TABLES = ("flows", "links", "runs", "summary")
+
+PLAN = """\
+[sweep]
+repetitions = 5
+seed = 7
+
+[base.run]
+duration = "5s"
+
+[base.topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbit"
+bottleneck_delay = "20ms"
+queue = "84pkt"
+
+[[base.flows]]
+algorithm = "newreno"
+
+[grid]
+"topology.loss" = [0.0, 0.001, 0.005, 0.01, 0.02]
+"""
+
+BASE_FILE = """\
+[run]
+duration = "5s"
+
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbit"
+bottleneck_delay = "20ms"
+queue = "84pkt"
+
+[[flows]]
+algorithm = "chd"
+"""
+
+
+def _plan_file(tmp_path: Path, text: str = PLAN, name: str = "plan.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _same_tables(a: Path, b: Path) -> None:
+    for name in TABLES:
+        ta, tb = pq.read_table(a / f"{name}.parquet"), pq.read_table(b / f"{name}.parquet")
+        assert ta.schema == tb.schema, name
+        assert ta.equals(tb), name
+        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
+
+
+# ---------------------------------------------------------------------------------------------------
+# The plan
+
+
+def test_plan_points_runs_and_seeds(tmp_path: Path) -> None:
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    points = plan.points()
+    assert len(points) == 5 and plan.parameters == ["topology.loss"]
+    assert [ov["topology.loss"] for _, ov in points] == [0.0, 0.001, 0.005, 0.01, 0.02]
+    assert [pid.split("-")[0] for pid, _ in points] == ["p000", "p001", "p002", "p003", "p004"]
+    runs = plan.runs()
+    assert len(runs) == 25
+    assert [r.run_id for r in runs] == sorted(r.run_id for r in runs)
+    assert len({r.run_id for r in runs}) == 25
+    # The seed rule: plan seed + repetition, the same at every point (common random numbers).
+    for r in runs:
+        assert r.seed == 7 + r.repetition
+    assert len({r.seed for r in runs if r.point_id == points[0].point_id}) == 5
+    # The overrides reached the scenario.
+    assert [plan.scenario(pid).topology.loss_rate for pid, _ in points] == [0.0, 0.001, 0.005, 0.01, 0.02]
+    # Deterministic: parsing again gives the same ids and seeds.
+    again = SweepPlan.from_toml(_plan_file(tmp_path))
+    assert [(r.run_id, r.seed) for r in again.runs()] == [(r.run_id, r.seed) for r in runs]
+
+
+def test_point_ids_follow_the_scenario(tmp_path: Path) -> None:
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    edited = SweepPlan.from_toml(_plan_file(tmp_path, PLAN.replace('duration = "5s"', 'duration = "6s"'), "b.toml"))
+    assert all(a.point_id != b.point_id for a, b in zip(plan.points(), edited.points()))
+    # The same point written differently ("1%" vs 0.01) is the same scenario: same hash.
+    pct = SweepPlan.from_toml(_plan_file(tmp_path, PLAN.replace("0.01,", '"1%",'), "c.toml"))
+    assert pct.points()[3].point_id == plan.points()[3].point_id
+
+
+def test_base_file_grid_product_and_params(tmp_path: Path) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "base.toml").write_text(BASE_FILE)
+    plan = SweepPlan.from_toml(_plan_file(tmp_path, """\
+[sweep]
+base = "scenarios/base.toml"
+repetitions = 2
+
+[grid]
+"flows[0].params.p_max" = [0.1, 0.25]
+"run.duration" = ["3s", "4s", "5s"]
+"""))
+    assert len(plan.points()) == 6 and plan.seed == 1  # default: the base scenario's run.seed
+    assert plan.points()[1].overrides == {"flows[0].params.p_max": 0.1, "run.duration": "4s"}
+    scenario = plan.scenario(plan.points()[5].point_id)
+    assert scenario.flows[0].params == {"p_max": 0.25} and scenario.run.duration_ns == 5_000_000_000
+
+
+def test_values_valid_only_together(tmp_path: Path) -> None:
+    # flows[0].stop = "8s" is invalid against the base's 5 s but valid with run.duration = "10s".
+    plan = SweepPlan.from_toml(_plan_file(tmp_path, PLAN.split("[grid]")[0] + """\
+[grid]
+"run.duration" = ["10s"]
+"flows[0].stop" = ["8s"]
+"""))
+    assert len(plan.points()) == 1
+
+
+def test_explicit_points(tmp_path: Path) -> None:
+    plan = SweepPlan.from_toml(_plan_file(tmp_path, PLAN.split("[grid]")[0] + """\
+[[point]]
+"flows[0].algorithm" = "newreno"
+
+[[point]]
+"flows[0].algorithm" = "chd"
+"topology.loss" = 0.01
+"""))
+    assert plan.parameters == ["flows[0].algorithm", "topology.loss"]
+    assert len(plan.runs()) == 10
+
+
+def test_example_plan() -> None:
+    plan = SweepPlan.from_toml(EXAMPLES / "sweep_loss.toml")
+    assert len(plan.points()) == 5 and plan.repetitions == 5
+
+
+BAD_PLANS = [
+    # (id, plan text, the error line starts with)
+    ("unknown path", PLAN.replace('"topology.loss"', '"topology.bandwidth"'), 'grid."topology.bandwidth"[0]: topology.bandwidth: unknown key'),
+    ("rejected value", PLAN.replace("0.005,", "1.5,"), 'grid."topology.loss"[2]: topology.loss'),
+    ("no such flow", PLAN + '"flows[3].algorithm" = ["chd"]\n', 'grid."flows[3].algorithm"[0]: flows has 1 entry'),
+    ("unknown algorithm", PLAN + '"flows[0].algorithm" = ["newreno", "cubicc"]\n', 'grid."flows[0].algorithm"[1]: flows[0].algorithm'),
+    ("engine range", PLAN + '"flows[0].algorithm" = ["chd"]\n"flows[0].params.p_max" = [0.25, 1.5]\n',
+     'grid."flows[0].params.p_max"'),
+    ("malformed path", PLAN.replace('"topology.loss"', '"topology..loss"'), 'grid."topology..loss": malformed path'),
+    ("seed in grid", PLAN + '"run.seed" = [1, 2]\n', 'grid."run.seed": the seed is set per repetition'),
+    ("empty values", PLAN + '"topology.queue" = []\n', 'grid."topology.queue": must be a non-empty array'),
+    ("repetitions", PLAN.replace("repetitions = 5", "repetitions = 0"), "sweep.repetitions: must be an integer >= 1"),
+    ("unknown sweep key", PLAN.replace("repetitions = 5", "repetition = 5"), "sweep.repetition: unknown key"),
+    ("negative seed", PLAN.replace("seed = 7", "seed = -1"), "sweep.seed"),
+    ("two bases", PLAN.replace("seed = 7", 'seed = 7\nbase = "x.toml"'), "sweep.base: give either"),
+    ("missing base file", PLAN.split("[base.run]")[0].replace("seed = 7", 'seed = 7\nbase = "nope.toml"')
+     + '[grid]\n"topology.loss" = [0.0]\n', "sweep.base: "),
+    ("bad base", PLAN.replace('queue = "84pkt"', 'queue = "0pkt"'), "base: topology.queue"),
+    ("bad TOML", PLAN.replace("repetitions = 5", "repetitions = "), "{plan}: invalid TOML"),
+    ("combination", PLAN.replace('[grid]', '[grid]\n"run.duration" = ["5s", "1s"]\n"flows[0].start" = ["0s", "2s"]'),
+     'grid."flows[0].start"[1]: flows[0].start: 2s is at or after the end of the run (1s) (with run.duration="1s", topology.loss=0.0)'),
+    ("combination, no key", PLAN.replace('[grid]', '[grid]\n"run.duration" = ["5s", "1s"]').replace(
+        'algorithm = "newreno"', 'algorithm = "newreno"\nstart = "2s"'),
+     'grid point 5 (run.duration="1s", topology.loss=0.0): flows[0].start: 2s is at or after the end of the run (1s)'),
+]
+
+
+@pytest.mark.parametrize("text, starts", [pytest.param(t, s, id=i) for i, t, s in BAD_PLANS])
+def test_plan_errors_name_the_plan_field(tmp_path: Path, text: str, starts: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        path = _plan_file(tmp_path, text)
+        SweepPlan.from_toml(path)
+    starts = starts.replace("{plan}", str(path))
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(starts), message
+
+
+def test_cli_plan_error_exit_2_and_nothing_written(tmp_path: Path) -> None:
+    plan = _plan_file(tmp_path, PLAN.replace("0.005,", "1.5,"))
+    result = CliRunner().invoke(cli, ["sweep", str(plan), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('error: grid."topology.loss"[2]: '), result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running: local pool vs Dask, resume, output directory rules
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+def test_local_pool_and_dask_cluster_give_identical_parquet(tmp_path: Path, dask_client) -> None:
+    plan = _plan_file(tmp_path)
+    runner = CliRunner()
+    local = runner.invoke(cli, ["sweep", str(plan), "--out", str(tmp_path / "local"), "--jobs", "2"])
+    assert local.exit_code == 0, local.output + str(local.exception)
+    address = dask_client.scheduler.address
+    dask = runner.invoke(cli, ["sweep", str(plan), "--out", str(tmp_path / "dask"), "--cluster", address])
+    assert dask.exit_code == 0, dask.output + str(dask.exception)
+    assert "25 runs executed" in local.output and "25 runs executed" in dask.output
+    _same_tables(tmp_path / "local", tmp_path / "dask")
+    # The Python API with a Client object gives the same, and so does one process (jobs=1).
+    via_client = run_sweep(SweepPlan.from_toml(plan), tmp_path / "client", cluster=dask_client, progress=False)
+    assert len(via_client.executed) == 25
+    _same_tables(tmp_path / "local", tmp_path / "client")
+    run_sweep(SweepPlan.from_toml(plan), tmp_path / "inline", jobs=1, progress=False)
+    _same_tables(tmp_path / "local", tmp_path / "inline")
+
+    result = load_sweep(tmp_path / "dask")
+    assert len(result.flows) == 25 and len(result.runs) == 25
+    assert list(result.runs.columns[:5]) == ["run_id", "point_id", "repetition", "seed", "topology.loss"]
+    assert list(result.flows["run_id"]) == sorted(result.flows["run_id"])
+    assert {"goodput_bps", "rtt_p95_ms", "name"} <= set(result.flows.columns)
+    assert set(result.links["link"]) >= {"bottleneck"}
+    # Loss lowers goodput, and repetitions differ where there is randomness.
+    g = result.runs.groupby("topology.loss")["total_goodput_bps"]
+    assert list(g.mean().sort_index()) == sorted(g.mean(), reverse=True)
+    assert g.nunique().loc[0.02] == 5
+
+
+def test_summary_statistics(tmp_path: Path) -> None:
+    result = run_sweep(SweepPlan.from_toml(_plan_file(tmp_path)), tmp_path / "out", jobs=1, progress=False)
+    s = result.summary
+    assert {"point_id", "topology.loss", "scope", "name", "metric", "n", "mean", "ci95_low", "ci95_high", "p20", "p50", "p80"} <= set(s.columns)
+    point = result.plan.points()[4].point_id
+    values = result.runs.loc[result.runs["point_id"] == point, "total_goodput_bps"].to_numpy()
+    row = s[(s.point_id == point) & (s.scope == "run") & (s.metric == "total_goodput_bps")].iloc[0]
+    half = 2.7764451 * values.std(ddof=1) / math.sqrt(5)
+    assert row["n"] == 5 and row["mean"] == pytest.approx(values.mean())
+    assert row["ci95_low"] == pytest.approx(values.mean() - half) and row["ci95_high"] == pytest.approx(values.mean() + half)
+    assert [row.p20, row.p50, row.p80] == pytest.approx(list(np.percentile(values, [20, 50, 80])))
+    flow_rows = s[(s.scope == "flow") & (s.metric == "goodput_bps")]
+    assert len(flow_rows) == 5 and set(flow_rows["name"]) == {"flow0"}
+    assert set(s[s.scope == "link"]["name"]) >= {"bottleneck"}
+
+
+def test_resume_after_interruption_runs_only_the_missing_runs(tmp_path: Path) -> None:
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    out = tmp_path / "out"
+    reference = run_sweep(plan, tmp_path / "reference", jobs=1, progress=False)
+
+    # Interrupt a sweep after 7 runs (Ctrl-C arrives while the 8th would start).
+    done: list[str] = []
+
+    def stop_after_seven(run_id: str) -> None:
+        done.append(run_id)
+        if len(done) == 7:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan, out, jobs=1, progress=False, on_run=stop_after_seven)
+    parts = sorted(p.stem for p in (out / "parts").glob("*.parquet"))
+    assert parts == done and not (out / "flows.parquet").exists()
+
+    with pytest.raises(OutputExistsError):
+        run_sweep(plan, out, jobs=1, progress=False)  # neither resume nor force
+    resumed = run_sweep(plan, out, jobs=2, progress=False, resume=True)
+    assert resumed.executed == sorted(set(r.run_id for r in plan.runs()) - set(done))
+    _same_tables(tmp_path / "reference", out)
+    assert reference.summary.equals(resumed.summary)
+
+    # Lose three parts (and the consolidated files): the CLI's --resume reruns exactly those.
+    lost = [plan.runs()[i].run_id for i in (0, 12, 24)]
+    for run_id in lost:
+        (out / "parts" / f"{run_id}.parquet").unlink()
+    kept = {p.name: p.stat().st_mtime_ns for p in (out / "parts").glob("*.parquet")}
+    result = CliRunner().invoke(cli, ["sweep", str(tmp_path / "plan.toml"), "--out", str(out), "--resume", "--jobs", "2"])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    assert "3 runs executed" in result.output
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "parts").glob("*.parquet") if p.name in kept} == kept
+    assert sorted(p.stem for p in (out / "parts").glob("*.parquet")) == sorted(r.run_id for r in plan.runs())
+    _same_tables(tmp_path / "reference", out)
+
+    # Nothing missing: a resume runs nothing.
+    assert run_sweep(plan, out, jobs=1, progress=False, resume=True).executed == []
+
+
+def test_output_directory_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan_path = _plan_file(tmp_path, PLAN.replace("repetitions = 5", "repetitions = 1"))
+    plan = SweepPlan.from_toml(plan_path)
+    out = tmp_path / "out"
+    run_sweep(plan, out, jobs=1, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["plan.toml", "sweep.json", "parts", "flows.parquet", "links.parquet", "runs.parquet", "summary.parquet"])
+    assert (out / "plan.toml").read_text() == plan_path.read_text()
+    runner = CliRunner()
+    exists = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(out)])
+    assert exists.exit_code == 2 and "--resume" in exists.stderr and "--force" in exists.stderr
+    forced = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(out), "--force", "--jobs", "1"])
+    assert forced.exit_code == 0 and "5 runs executed" in forced.output
+    with pytest.raises(CcsimError):
+        run_sweep(plan, out, resume=True, force=True, progress=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "precious.txt").write_text("keep me")
+    refused = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(other), "--force"])
+    assert refused.exit_code == 2 and (other / "precious.txt").exists()
+    monkeypatch.setattr("ccsim.sweep.DASK_CONNECT_TIMEOUT", "1s")
+    bad_cluster = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(tmp_path / "c"), "--cluster", "tcp://127.0.0.1:1"])
+    assert bad_cluster.exit_code == 2 and bad_cluster.stderr.startswith("error: cannot connect"), bad_cluster.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_t_quantiles_and_describe() -> None:
+    for df, expected in [(1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (29, 2.0452)]:
+        assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-4)
+    one = describe([3.0])
+    assert one["n"] == 1 and one["mean"] == 3.0 and math.isnan(one["ci95_low"])
+    assert describe([float("nan"), 1.0, 3.0])["n"] == 2
