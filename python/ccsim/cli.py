@@ -130,6 +130,94 @@ def list_algorithms() -> None:
                 click.echo(f"      {line}")
 
 
+# --- sweep (python/ccsim/sweep.py) -------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory of the sweep.")
+@click.option("--jobs", type=click.IntRange(1), default=None, help="Local worker processes [default: CPU count].")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Run on this Dask scheduler instead of locally.")
+@click.option("--resume", is_flag=True, help="Continue an existing sweep directory: run only the missing runs.")
+@click.option("--force", is_flag=True, help="Replace an existing sweep directory.")
+@_user_errors
+def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool) -> None:
+    """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
+    from ccsim.sweep import SweepPlan, print_sweep_summary, run_sweep
+
+    model = SweepPlan.from_toml(plan)  # every point is validated before anything runs or is written
+    try:
+        result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished runs are kept in {out}/parts; continue with --resume", err=True)
+        sys.exit(130)
+    console = Console()
+    print_sweep_summary(result, console)
+    click.echo(f"wrote {out} ({len(result.executed)} runs executed, {len(result.runs)} in the dataset)")
+
+
+# --- end sweep -----------------------------------------------------------------------------------------
+
+
+# --- report and reproduce (python/ccsim/report.py, python/ccsim/experiments/) ------------------------
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--experiment", default=None, metavar="NAME", help="Add this registered experiment's figures and claims (sweep directories) [default: from experiment.json].")
+@_user_errors
+def report(directory: Path, experiment: str | None) -> None:
+    """Write DIRECTORY/report.html: one self-contained page for a run or a sweep directory.
+
+    The page is derived from the directory's files and is rewritten every time (no --force needed);
+    nothing else in the directory changes.
+    """
+    from ccsim.report import write_report
+
+    click.echo(str(write_report(directory, experiment=experiment)))
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory [default: runs/reproduce/NAME, NAME-quick with --quick].")
+@click.option("--jobs", type=click.IntRange(1), default=None, help="Local worker processes [default: CPU count].")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Run on this Dask scheduler instead of locally.")
+@click.option("--quick", is_flag=True, help="Fewer points and repetitions, shorter runs: a fast look (and the tests).")
+@click.option("--resume", is_flag=True, help="Continue an interrupted reproduction in the same directory.")
+@click.option("--force", is_flag=True, help="Replace an existing output directory (a previous sweep).")
+@click.option("--list", "list_", is_flag=True, help="List the registered experiments and exit.")
+@_user_errors
+def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str | None, quick: bool, resume: bool, force: bool, list_: bool) -> None:
+    """Run the registered experiment NAME (a paper's figure as code) and write its report.
+
+    The sweep runs with a progress bar; the experiment's figures and report.html (with the claims
+    table: the paper's values next to ours) are written into the output directory.
+    """
+    from ccsim import experiments
+
+    if list_ or name is None:
+        if name is None and not list_:
+            click.echo("usage: ccsim reproduce NAME [--quick] [--out DIR]; experiments:", err=True)
+        for exp in experiments.all_experiments():
+            click.secho(exp.name, bold=True, nl=False)
+            click.echo(f"  {exp.title}")
+            click.echo(f"  source: {exp.source}")
+        if name is None and not list_:
+            sys.exit(EXIT_USER_ERROR)
+        return
+    experiment = experiments.get(name)  # an unknown name fails before anything is written
+    out = out if out is not None else experiments.default_out(experiment.name, quick)
+    try:
+        written = experiments.reproduce(experiment, out, jobs=jobs, cluster=cluster, quick=quick, force=force, resume=resume, progress=True)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: finished runs are kept in {out}/parts; continue with --resume", err=True)
+        sys.exit(130)
+    click.echo(f"wrote {written}")
+    click.echo(f"report: {written / 'report.html'}")
+
+
+# --- end report and reproduce ----------------------------------------------------------------------
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     cli.main(args=argv, prog_name="ccsim")

@@ -1,4 +1,15 @@
-"""Default plots of a run: cwnd and goodput per flow, queueing delay per link and its CDF.
+"""Plots of runs and sweeps.
+
+Default plots of a run (written by ``ccsim run`` / ``ccsim plot``; file names are stable):
+``cwnd.png``, ``goodput.png``, ``queue_delay.png``, ``queue_delay_cdf.png``.
+
+Further plots (used by ``ccsim report`` and the experiments, ``conventions.md``, "Plots people
+expect"): per-flow goodput and cwnd with binned averages (``goodput_binned_<bin>s.png``,
+``cwnd_binned_<bin>s.png``), Jain's index over time (``jain.png``) or per sweep point
+(``jain_vs_<param>.png``), the Pantheon-style throughput vs 95th-percentile delay scatter
+(``throughput_delay.png``), goodput vs a swept parameter with 95 % CI or 20/50/80th percentile bars
+and an optional theory curve such as Mathis et al. (``goodput_vs_<param>.png``), and queueing-delay
+CDFs of several configurations on one axis (``queue_delay_cdf_compare.png``).
 
 Figures are built with the object API (``matplotlib.figure.Figure``, rendered by Agg) rather than
 pyplot, so plotting holds no global state and works without a display. Every axis label carries its
@@ -23,7 +34,24 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from ccsim.result import Result
 
-__all__ = ["active_rows", "plot_cwnd", "plot_goodput", "plot_queue_delay", "plot_queue_delay_cdf", "write_default_plots"]
+__all__ = [
+    "active_rows",
+    "aggregate",
+    "binned",
+    "jain_index",
+    "mathis_bps",
+    "plot_cwnd",
+    "plot_goodput",
+    "plot_jain_over_time",
+    "plot_queue_delay",
+    "plot_queue_delay_cdf",
+    "plot_queue_delay_cdf_compare",
+    "plot_sweep_goodput",
+    "plot_sweep_jain",
+    "plot_throughput_delay",
+    "safe_name",
+    "write_default_plots",
+]
 
 BOTTLENECK_LINK = "bottleneck"
 QUEUED_MS = 1.0  # links whose queueing delay never reaches this are left out of the delay plots
@@ -71,22 +99,308 @@ def active_rows(flows: pd.DataFrame, resolved: dict) -> pd.DataFrame:
     return flows[keep.to_numpy(dtype=bool)]
 
 
-def plot_cwnd(flows: pd.DataFrame, out_dir: str | Path, window: Window = None, names: list[str] | None = None) -> Path:
-    """Congestion window of each flow over time, in packets."""
+def plot_cwnd(
+    flows: pd.DataFrame,
+    out_dir: str | Path,
+    window: Window = None,
+    names: list[str] | None = None,
+    bin_s: float | None = None,
+) -> Path:
+    """Congestion window of each flow over time, in packets.
+
+    With ``bin_s`` the per-interval samples are drawn faintly and the average over bins of ``bin_s``
+    seconds on top (file ``cwnd_binned_<bin_s>s.png``); without it, ``cwnd.png``.
+    """
     fig, ax = _figure()
-    for flow, rows in _groups(flows, "flow"):
-        ax.step(rows["time_s"], rows["cwnd_pkts"], where="post", label=_flow_label(flow, names), linewidth=1)
-    _finish_time_axes(ax, "congestion window (packets)", "Congestion window", window)
-    return _save(fig, out_dir, "cwnd.png")
+    for i, (flow, rows) in enumerate(_groups(flows, "flow")):
+        label = _flow_label(flow, names)
+        color = f"C{i % 10}"
+        faint = bin_s is not None
+        ax.step(rows["time_s"], rows["cwnd_pkts"], where="post", color=color, linewidth=0.6 if faint else 1,
+                alpha=0.3 if faint else 1.0, label=None if faint else label)
+        if faint:
+            mids, means = binned(rows, "cwnd_pkts", bin_s)
+            ax.plot(mids, means, color=color, marker="o", markersize=3, linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
+    title = "Congestion window" if bin_s is None else f"Congestion window ({bin_s:g} s averages)"
+    _finish_time_axes(ax, "congestion window (packets)", title, window)
+    return _save(fig, out_dir, "cwnd.png" if bin_s is None else f"cwnd_binned_{bin_s:g}s.png")
 
 
-def plot_goodput(flows: pd.DataFrame, out_dir: str | Path, window: Window = None, names: list[str] | None = None) -> Path:
-    """Goodput of each flow per sample interval, in Mbit/s."""
+def plot_goodput(
+    flows: pd.DataFrame,
+    out_dir: str | Path,
+    window: Window = None,
+    names: list[str] | None = None,
+    bin_s: float | None = None,
+) -> Path:
+    """Goodput of each flow per sample interval, in Mbit/s.
+
+    With ``bin_s`` the per-interval goodput is drawn faintly and its average over bins of ``bin_s``
+    seconds on top (file ``goodput_binned_<bin_s>s.png``); without it, ``goodput.png``.
+    """
     fig, ax = _figure()
-    for flow, rows in _groups(flows, "flow"):
-        ax.plot(rows["time_s"], rows["goodput_bps"] / 1e6, label=_flow_label(flow, names), linewidth=1)
-    _finish_time_axes(ax, "goodput (Mbit/s)", "Goodput per sample interval", window)
-    return _save(fig, out_dir, "goodput.png")
+    for i, (flow, rows) in enumerate(_groups(flows, "flow")):
+        label = _flow_label(flow, names)
+        color = f"C{i % 10}"
+        faint = bin_s is not None
+        ax.plot(rows["time_s"], rows["goodput_bps"] / 1e6, color=color, linewidth=0.6 if faint else 1,
+                alpha=0.3 if faint else 1.0, label=None if faint else label)
+        if faint:
+            mids, means = binned(rows, "goodput_bps", bin_s)
+            ax.plot(mids, means / 1e6, color=color, marker="o", markersize=3, linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
+    title = "Goodput per sample interval" if bin_s is None else f"Goodput ({bin_s:g} s averages)"
+    _finish_time_axes(ax, "goodput (Mbit/s)", title, window)
+    return _save(fig, out_dir, "goodput.png" if bin_s is None else f"goodput_binned_{bin_s:g}s.png")
+
+
+def binned(rows: pd.DataFrame, column: str, bin_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Averages of ``column`` over consecutive time bins of ``bin_s`` seconds: (bin midpoints, means).
+
+    A sample at ``time_s`` covers the interval ending there, so it belongs to bin ``ceil(t/bin) - 1``.
+    """
+    if bin_s is None or bin_s <= 0:
+        raise ValueError(f"bin width must be positive, got {bin_s!r}")
+    if rows.empty:
+        return np.array([]), np.array([])
+    index = np.maximum(np.ceil(rows["time_s"].to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0).astype(np.int64)
+    means = pd.Series(rows[column].to_numpy(dtype=float)).groupby(index).mean()
+    mids = (means.index.to_numpy(dtype=float) + 0.5) * bin_s
+    return mids, means.to_numpy()
+
+
+def jain_index(values: Iterable[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2); 1 for equal shares, 1/n when one takes all."""
+    x = np.asarray(list(values), dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0 or not np.any(x):
+        return float("nan")
+    return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
+
+
+def plot_jain_over_time(flows: pd.DataFrame, out_dir: str | Path, bin_s: float, window: Window = None) -> Path:
+    """Jain's index of the flows' mean goodput in bins of ``bin_s`` seconds (flows active in the bin)."""
+    fig, ax = _figure()
+    if not flows.empty and "flow" in flows:
+        index = np.maximum(np.ceil(flows["time_s"].to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0).astype(np.int64)
+        per_bin = flows.assign(_bin=index).groupby(["_bin", "flow"])["goodput_bps"].mean()
+        jain = per_bin.groupby(level="_bin").apply(jain_index)
+        counts = per_bin.groupby(level="_bin").size()
+        mids = (jain.index.to_numpy(dtype=float) + 0.5) * bin_s
+        ax.plot(mids, jain.to_numpy(), marker="o", markersize=3, linewidth=1.4, label=f"Jain index ({bin_s:g} s bins)")
+        if counts.max() > 1:
+            ax.plot(mids, 1.0 / counts.to_numpy(), linestyle=":", color="grey", linewidth=1, label="1/n (one flow takes all)")
+    _finish_time_axes(ax, "Jain's fairness index (dimensionless)", "Fairness over time", window)
+    ax.set_ylim(0, 1.05)
+    return _save(fig, out_dir, "jain.png")
+
+
+def plot_throughput_delay(
+    points: pd.DataFrame,
+    out_dir: str | Path,
+    label: str = "label",
+    title: str = "Throughput vs 95th-percentile delay",
+    filename: str = "throughput_delay.png",
+    delay_column: str = "rtt_p95_ms",
+    annotate: str | None = None,
+) -> Path:
+    """Pantheon-style scatter: goodput (y, Mbit/s) against the 95th-percentile RTT (x, ms, inverted so
+    that "better" is up and to the right). One marker per row of ``points`` (columns ``label``,
+    ``goodput_bps``, ``delay_column``; optional ``goodput_sd_bps`` and ``delay_sd_ms`` are drawn as
+    1-sigma error bars). Rows sharing a label share a colour; each marker is annotated with its
+    ``annotate`` column (default: the label)."""
+    fig, ax = _figure()
+    if not points.empty:
+        for i, (name, rows) in enumerate(points.groupby(label, sort=False)):
+            xerr = rows["delay_sd_ms"] if "delay_sd_ms" in rows else None
+            yerr = rows["goodput_sd_bps"] / 1e6 if "goodput_sd_bps" in rows else None
+            ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt="o", color=f"C{i % 10}",
+                        markersize=6, capsize=3, linewidth=1, label=str(name))
+            for _, row in rows.iterrows():
+                text = str(row[annotate]) if annotate is not None and annotate in row else str(name)
+                ax.annotate(text, (row[delay_column], row["goodput_bps"] / 1e6), textcoords="offset points",
+                            xytext=(5, 4), fontsize="x-small")
+        ax.invert_xaxis()
+    ax.set_xlabel("95th-percentile round-trip time (ms, axis reversed: better →)")
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    _legend(ax)
+    return _save(fig, out_dir, filename)
+
+
+def mathis_bps(p: float | np.ndarray, mss_bytes: float, rtt_s: float, c: float = float(np.sqrt(1.5))) -> np.ndarray:
+    """Mathis et al. (1997): B = MSS/RTT * C/sqrt(p), C = sqrt(3/2), in bit/s (inf at p = 0)."""
+    p = np.asarray(p, dtype=float)
+    with np.errstate(divide="ignore"):
+        return 8.0 * mss_bytes / rtt_s * c / np.sqrt(p)
+
+
+def _t95(n: int) -> float:
+    """Two-sided 95 % Student t quantile for n samples (n - 1 degrees of freedom), as the sweep's
+    summary computes it (ccsim.sweep_stats)."""
+    from ccsim.sweep_stats import t_quantile
+
+    return t_quantile(0.975, n - 1)
+
+
+def aggregate(values: pd.Series, bars: str) -> tuple[float, float, float]:
+    """(centre, low, high) of ``values``: mean and 95 % CI (``bars="ci"``) or median and 20th/80th
+    percentiles (``bars="percentiles"``, the CHD paper's convention)."""
+    x = values.dropna().to_numpy(dtype=float)
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    if bars == "percentiles":
+        low, mid, high = np.percentile(x, [20, 50, 80])
+        return float(mid), float(low), float(high)
+    if bars != "ci":
+        raise ValueError(f"bars must be 'ci' or 'percentiles', got {bars!r}")
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, mean, mean
+    half = _t95(x.size) * float(x.std(ddof=1)) / np.sqrt(x.size)
+    return mean, mean - half, mean + half
+
+
+def plot_sweep_goodput(
+    flows: pd.DataFrame,
+    param: str,
+    out_dir: str | Path,
+    group: str | None = "algorithm",
+    bars: str = "ci",
+    theory: "tuple[str, callable] | None" = None,
+    capacity_bps: float | None = None,
+    xlabel: str | None = None,
+    xscale: float = 1.0,
+    value: str = "goodput_bps",
+    title: str | None = None,
+    filename: str | None = None,
+) -> Path:
+    """Goodput against a swept parameter, one line per ``group`` value, with error bars: 95 % CI of
+    the mean (``bars="ci"``) or 20th-50th-80th percentiles (``bars="percentiles"``).
+
+    ``flows`` has one row per flow per run (``SweepResult.flows``). ``theory = (label, f)`` adds a
+    curve f(x) in bit/s; ``capacity_bps`` draws the link rate and caps the y axis just above it.
+    ``xscale`` multiplies the parameter for display (100 for a probability shown in %).
+    File: ``goodput_vs_<param>.png`` unless ``filename`` is given.
+    """
+    fig, ax = _figure()
+    groups = [(None, flows)] if group is None or group not in flows else list(flows.groupby(group, sort=False))
+    categorical = param in flows and not pd.api.types.is_numeric_dtype(flows[param])
+    categories = list(dict.fromkeys(str(v) for v in flows[param])) if categorical else []
+    xs_all: list[float] = []
+    for i, (name, rows) in enumerate(groups):
+        if param not in rows or value not in rows:
+            continue
+        keys = rows[param].astype(str) if categorical else rows[param]
+        stats = [(k, *aggregate(r[value], bars)) for k, r in rows.groupby(keys, sort=not categorical)]
+        if not stats:
+            continue
+        if categorical:
+            x = np.array([categories.index(k) for k, *_ in stats], dtype=float)
+            offset = (i - (len(groups) - 1) / 2) * 0.08  # keep the groups' bars apart
+        else:
+            x = np.array([float(k) for k, *_ in stats]) * xscale
+            offset = 0.0
+            xs_all.extend(np.array([float(k) for k, *_ in stats]))
+        mid, low, high = (np.array(v, dtype=float) for v in list(zip(*stats))[1:])
+        ax.errorbar(x + offset, mid / 1e6, yerr=[(mid - low) / 1e6, (high - mid) / 1e6], fmt="o" if categorical else "o-",
+                    capsize=3, markersize=4, linewidth=1.2, color=f"C{i % 10}",
+                    label=str(name) if name is not None else "goodput")
+    if categorical:
+        ax.set_xticks(range(len(categories)), categories)
+        ax.set_xlim(-0.5, len(categories) - 0.5)
+    if theory is not None and xs_all:
+        label, f = theory
+        lo, hi = min(xs_all), max(xs_all)
+        grid = np.linspace(lo, hi, 200)
+        grid = grid[grid > 0]
+        if grid.size:
+            ax.plot(grid * xscale, np.asarray(f(grid), dtype=float) / 1e6, linestyle="--", color="black", linewidth=1, label=label)
+    if capacity_bps:
+        ax.axhline(capacity_bps / 1e6, color="grey", linestyle=":", linewidth=1, label="link rate")
+        ax.set_ylim(0, capacity_bps / 1e6 * 1.08)
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_xlabel(xlabel or param)
+    ax.set_ylabel("goodput (Mbit/s)" if value == "goodput_bps" else value)
+    how = "mean, 95 % CI" if bars == "ci" else "median, 20th-80th percentile"
+    ax.set_title(title or f"Goodput vs {param} ({how})")
+    _legend(ax)
+    return _save(fig, out_dir, filename or f"goodput_vs_{safe_name(param)}.png")
+
+
+def plot_sweep_jain(
+    runs: pd.DataFrame,
+    param: str,
+    out_dir: str | Path,
+    group: str | None = None,
+    xlabel: str | None = None,
+    xscale: float = 1.0,
+    filename: str | None = None,
+) -> Path:
+    """Jain's index per sweep point (mean and 95 % CI over repetitions), from ``SweepResult.runs``.
+    A categorical parameter (strings) is drawn with one tick per value."""
+    fig, ax = _figure()
+    groups = [(None, runs)] if group is None or group not in runs else list(runs.groupby(group, sort=False))
+    categorical = param in runs and not pd.api.types.is_numeric_dtype(runs[param])
+    categories: list[str] = []
+    if categorical:
+        categories = list(dict.fromkeys(str(v) for v in runs[param]))
+    for i, (name, rows) in enumerate(groups):
+        if "jain_index" not in rows or param not in rows:
+            continue
+        keys = rows[param].astype(str) if categorical else rows[param]
+        stats = [(k, *aggregate(r["jain_index"], "ci")) for k, r in rows.groupby(keys, sort=not categorical)]
+        if not stats:
+            continue
+        if categorical:
+            x = np.array([categories.index(k) for k, *_ in stats], dtype=float)
+        else:
+            x = np.array([float(k) for k, *_ in stats]) * xscale
+        mid, low, high = (np.array(v, dtype=float) for v in list(zip(*stats))[1:])
+        ax.errorbar(x, mid, yerr=[mid - low, high - mid], fmt="o" if categorical else "o-", capsize=3, markersize=5,
+                    color=f"C{i % 10}", label=str(name) if name is not None else "Jain index")
+    if categorical:
+        ax.set_xticks(range(len(categories)), categories)
+        ax.set_xlim(-0.5, len(categories) - 0.5)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel(xlabel or param)
+    ax.set_ylabel("Jain's fairness index (dimensionless)")
+    ax.set_title(f"Jain's index per sweep point (mean, 95 % CI)")
+    _legend(ax)
+    return _save(fig, out_dir, filename or f"jain_vs_{safe_name(param)}.png")
+
+
+def plot_queue_delay_cdf_compare(
+    delays_ms: dict[str, np.ndarray],
+    out_dir: str | Path,
+    title: str = "Queueing delay CDF",
+    xlabel: str = "queueing delay (ms, interval mean)",
+    filename: str = "queue_delay_cdf_compare.png",
+) -> Path:
+    """Empirical CDFs of several delay samples on one axis (e.g. drop-tail vs RED), mean marked."""
+    fig, ax = _figure()
+    for i, (name, values) in enumerate(delays_ms.items()):
+        x = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
+        if x.size:
+            color = f"C{i % 10}"
+            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=color, label=f"{name} (mean {x.mean():.1f} ms)")
+            ax.axvline(x.mean(), color=color, linestyle=":", linewidth=1)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of sample intervals")
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title)
+    _legend(ax)
+    return _save(fig, out_dir, filename)
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe form of an override path: ``flows[0].algorithm`` -> ``flows0_algorithm``."""
+    out = "".join(c if c.isalnum() else "_" for c in str(text))
+    while "__" in out:
+        out = out.replace("__", "_")
+    return out.strip("_") or "param"
 
 
 def plot_queue_delay(links: pd.DataFrame, out_dir: str | Path, window: Window = None) -> Path:

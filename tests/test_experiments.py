@@ -1,0 +1,150 @@
+"""The experiment registry and `ccsim reproduce`: contents, plans, and a --quick reproduction of each
+shipped experiment end to end (sweep, figures, report with the claims table)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from ccsim import experiments
+from ccsim.cli import cli
+from ccsim.errors import CcsimError
+from ccsim.experiments import Claim, Experiment
+
+SHIPPED = ["chd_loss_sweep", "red_vs_droptail"]
+
+
+@pytest.fixture(scope="module")
+def core():
+    return pytest.importorskip("ccsim._core")
+
+
+@pytest.fixture(scope="module")
+def sweep_module():
+    return pytest.importorskip("ccsim.sweep")
+
+
+def test_registry_holds_the_shipped_experiments():
+    assert experiments.names() == sorted(SHIPPED)
+    for name in SHIPPED:
+        exp = experiments.get(name)
+        assert exp.name == name and exp.title and exp.description
+        assert exp.paper == exp.source and re.search(r"(19|20)\d\d", exp.source)  # cites a paper with its year
+        assert exp.claims and all(isinstance(c, Claim) and c.paper and c.where and callable(c.ours) for c in exp.claims)
+    with pytest.raises(CcsimError, match="unknown experiment 'nope'; known: chd_loss_sweep, red_vs_droptail"):
+        experiments.get("nope")
+
+
+def test_register_rejects_duplicates_and_bad_names():
+    exp = experiments.get("chd_loss_sweep")
+    with pytest.raises(ValueError, match="already registered"):
+        experiments.register(exp)
+    with pytest.raises(ValueError, match="lowercase"):
+        experiments.register(Experiment("Bad Name", "t", "s", "d", lambda q: None, lambda s, o: []))
+
+
+def test_scenario_with_applies_override_paths(core):
+    from ccsim.experiments.chd_loss_sweep import base_scenario
+
+    changed = experiments.scenario_with(base_scenario(10), {"topology.loss": 0.02, "flows[0].algorithm": "chd"})
+    resolved = changed.resolve()
+    assert resolved["topology"]["bottleneck"]["loss_rate"] == 0.02
+    assert resolved["flows"][0]["algorithm"] == "chd"
+    assert resolved["duration_ns"] == 10 * 10**9
+
+
+def test_chd_plan_is_the_papers_experiment(core, sweep_module):
+    from ccsim.experiments import chd_loss_sweep as chd
+
+    full = experiments.get("chd_loss_sweep").plan()
+    assert full.grid["topology.loss"] == [0.0, 0.001, 0.005, 0.01, 0.02, 0.03, 0.05]
+    assert set(full.grid["flows[0].algorithm"]) == set(chd.available_algorithms()) >= {"newreno", "chd"}
+    assert full.repetitions == 10
+    base = full.base_scenario.resolve()
+    assert base["topology"]["bottleneck"]["rate_bps"] == 10_000_000
+    assert base["topology"]["bottleneck"]["delay_ns"] == 20_000_000
+    assert base["topology"]["bottleneck"]["queue"]["limit_pkts"] == 84
+    assert base["duration_ns"] == 60 * 10**9
+    quick = experiments.get("chd_loss_sweep").plan(quick=True)
+    assert 0.01 in quick.grid["topology.loss"]  # the claims are at p = 1 %
+    assert len(quick.runs()) < len(full.runs()) / 5
+
+
+def test_reproduce_list(core):
+    result = CliRunner().invoke(cli, ["reproduce", "--list"])
+    assert result.exit_code == 0, result.output
+    for name in SHIPPED:
+        assert name in result.stdout
+    unknown = CliRunner().invoke(cli, ["reproduce", "nope"])
+    assert unknown.exit_code == 2 and "unknown experiment" in unknown.stderr
+
+
+def claims_rows(page: str) -> list[list[str]]:
+    table = re.search(r"<table class=claims>(.*?)</table>", page, re.S)
+    assert table, "no claims table in the report"
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>", table.group(1), re.S)
+    return [list(r) for r in rows]
+
+
+def test_reproduce_chd_quick_end_to_end(core, sweep_module, tmp_path):
+    out = tmp_path / "chd"
+    started = time.perf_counter()
+    result = CliRunner().invoke(cli, ["reproduce", "chd_loss_sweep", "--quick", "--out", str(out), "--jobs", "1"])
+    elapsed = time.perf_counter() - started
+    assert result.exit_code == 0, result.output
+    assert elapsed < 30, f"--quick took {elapsed:.1f} s"
+    for name in ("sweep.json", "flows.parquet", "runs.parquet", "goodput_vs_loss.png", "goodput_vs_loss_ci.png",
+                 "throughput_delay.png", "report.html", "experiment.json"):
+        assert (out / name).is_file(), name
+    assert json.loads((out / "experiment.json").read_text()) == {
+        "name": "chd_loss_sweep", "title": experiments.get("chd_loss_sweep").title,
+        "source": experiments.get("chd_loss_sweep").source, "quick": True,
+    }
+    page = (out / "report.html").read_text()
+    rows = claims_rows(page)
+    assert [r[1] for r in rows][:3] == ["82 %", "33 %", "30 %"]
+    chd_share = float(re.match(r"([\d.]+) %", rows[0][2]).group(1))
+    reno_share = float(re.match(r"([\d.]+) %", rows[2][2]).group(1))
+    assert chd_share > 2 * reno_share  # the paper's qualitative result: CHD tolerates random loss
+    assert "Quick mode" in page and page.count("<figure") == 3
+    # `ccsim report` on the directory redraws the same page (experiment.json names the experiment)
+    (out / "report.html").unlink()
+    again = CliRunner().invoke(cli, ["report", str(out)])
+    assert again.exit_code == 0, again.output
+    assert claims_rows((out / "report.html").read_text()) == rows
+    # an existing directory is refused without --force
+    refused = CliRunner().invoke(cli, ["reproduce", "chd_loss_sweep", "--quick", "--out", str(out), "--jobs", "1"])
+    assert refused.exit_code == 2 and "already exists" in refused.stderr
+
+
+def test_red_vs_droptail_quick(core, sweep_module, tmp_path):
+    from ccsim.experiments import red_vs_droptail as red
+
+    exp = experiments.get("red_vs_droptail")
+    assert len(exp.claims) == 3
+    assert red.queue_label("33pkt") == "drop-tail"
+    assert red.queue_label(json.dumps(red.RED, sort_keys=True)) == "RED"
+    assert red.queue_label(dict(red.RED)) == "RED"
+    assert (red.RED["min_th"], red.RED["max_th"], red.RED["limit"]) == ("20%", "80%", "33pkt")  # 0.2 Q, 0.8 Q, Q
+    out = tmp_path / "red"
+    if not red.red_available():
+        # RED is built separately: until the scenario accepts it, the experiment says so and writes nothing
+        with pytest.raises(CcsimError, match="needs the RED queue"):
+            exp.plan(quick=True)
+        result = CliRunner().invoke(cli, ["reproduce", "red_vs_droptail", "--quick", "--out", str(out)])
+        assert result.exit_code == 2 and "needs the RED queue" in result.stderr
+        assert not out.exists()
+        pytest.skip("RED queue not available in this build: structure checked only")
+    plan = exp.plan(quick=True)
+    assert list(plan.grid) == ["topology.queue"] and plan.grid["topology.queue"][0] == "33pkt"
+    result = CliRunner().invoke(cli, ["reproduce", "red_vs_droptail", "--quick", "--out", str(out), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    for name in ("queue_delay_cdf_red_vs_droptail.png", "goodput_by_queue.png", "jain_by_queue.png", "throughput_delay.png"):
+        assert (out / name).is_file(), name
+    rows = claims_rows((out / "report.html").read_text())
+    assert len(rows) == 3
+    assert "drop-tail" in rows[0][2] and "RED" in rows[0][2] and " ms" in rows[0][2]

@@ -1,0 +1,278 @@
+"""Plots and the HTML report: the plot helpers, `ccsim report` on a run and on a sweep directory, and
+the page opened in headless Chromium (no console errors, every figure loaded, a non-blank screenshot).
+
+The browser test needs Debian's `chromium` and `chromium-driver` and the `selenium` package (test
+extra). CI installs them (.ci/run) and sets CI=true: there a missing browser FAILS the test; on a
+developer machine without Chromium it is skipped.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import ccsim
+from ccsim import plots
+from ccsim.cli import cli
+from ccsim.report import REPORT_FILE, detect_kind, nice_bin_s, write_report
+
+
+def short_run_scenario(seconds: int = 4) -> ccsim.Scenario:
+    """Two NewReno flows, the second starting late, on the CHD paper's path."""
+    return ccsim.Scenario.from_dict({
+        "run": {"duration": f"{seconds}s", "measure": ["1s", f"{seconds}s"], "sample_interval": "100ms"},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": "20ms", "queue": "84pkt"},
+        "flows": [{"algorithm": "newreno", "name": "a"}, {"algorithm": "newreno", "name": "b", "start": "1s"}],
+    })
+
+
+@pytest.fixture(scope="module")
+def core():
+    return pytest.importorskip("ccsim._core")
+
+
+@pytest.fixture(scope="module")
+def run_dir(core, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "run"
+    ccsim.run(short_run_scenario(), seed=3).save(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(core, tmp_path_factory):
+    sweep = pytest.importorskip("ccsim.sweep")
+    base = {
+        "run": {"duration": "3s"},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": "20ms", "queue": "84pkt"},
+        "flows": [{"algorithm": "newreno"}, {"algorithm": "newreno", "start": "0.5s"}],
+    }
+    plan = sweep.SweepPlan(base=base, grid={"topology.loss": [0.0, 0.01], "flows[0].algorithm": ["newreno", "chd"]},
+                           repetitions=2, seed=1)
+    out = tmp_path_factory.mktemp("report") / "sweep"
+    sweep.run_sweep(plan, out, jobs=1, progress=False)
+    return out
+
+
+def figure_count(page: str) -> int:
+    return len(re.findall(r"<figure\b", page))
+
+
+def assert_self_contained(page: str) -> None:
+    # no external resource of any kind: every src is a data: URI, no stylesheet/script links
+    for url in re.findall(r"""(?:src|href)\s*=\s*["']?([^"' >]+)""", page):
+        assert url.startswith("data:") or url.startswith("#"), url
+    assert "<script" not in page.lower()
+    assert "<link" not in page.lower()
+    assert "@import" not in page
+
+
+# --- plot helpers ------------------------------------------------------------------------------------
+
+
+def test_binned_means_and_jain_index():
+    rows = pd.DataFrame({"time_s": [0.5, 1.0, 1.5, 2.0], "x": [1.0, 3.0, 5.0, 7.0]})
+    mids, means = plots.binned(rows, "x", 1.0)
+    assert mids.tolist() == [0.5, 1.5] and means.tolist() == [2.0, 6.0]  # a sample at t=1.0 closes bin [0, 1]
+    assert plots.jain_index([5, 5]) == pytest.approx(1.0)
+    assert plots.jain_index([1, 0, 0, 0]) == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        plots.binned(rows, "x", 0)
+
+
+def test_mathis_and_error_bars():
+    # Mathis et al.: B = MSS/RTT * sqrt(3/2) / sqrt(p); 1448 B, 40 ms, 1 % -> 3.547 Mbit/s
+    assert float(plots.mathis_bps(0.01, 1448, 0.040)) == pytest.approx(8 * 1448 / 0.040 * np.sqrt(1.5) / 0.1)
+    mid, low, high = plots.aggregate(pd.Series([1.0, 2.0, 3.0, 4.0, 5.0]), "percentiles")
+    assert (mid, low, high) == pytest.approx((3.0, 1.8, 4.2))
+    mean, lo, hi = plots.aggregate(pd.Series([1.0, 2.0, 3.0]), "ci")
+    assert mean == 2.0 and hi - mean == pytest.approx(4.303 * 1.0 / np.sqrt(3), rel=1e-3)
+    assert nice_bin_s(60) == 2.0 and nice_bin_s(4) == 0.1 and nice_bin_s(100) == 5.0
+
+
+def test_sweep_plots_have_deterministic_names(tmp_path):
+    flows = pd.DataFrame({
+        "topology.loss": [0.0, 0.0, 0.01, 0.01] * 2,
+        "algorithm": ["newreno"] * 4 + ["chd"] * 4,
+        "goodput_bps": [9.6e6, 9.5e6, 3.5e6, 3.4e6, 9.2e6, 9.3e6, 9.1e6, 9.0e6],
+        "rtt_p95_ms": [140, 139, 60, 61, 70, 71, 65, 66],
+    })
+    p = plots.plot_sweep_goodput(flows, "topology.loss", tmp_path, bars="percentiles",
+                                 theory=("Mathis", lambda x: plots.mathis_bps(x, 1448, 0.04)), capacity_bps=10e6, xscale=100)
+    assert p.name == "goodput_vs_topology_loss.png" and p.stat().st_size > 5000
+    runs = pd.DataFrame({"queue": ["drop-tail", "drop-tail", "RED", "RED"], "jain_index": [0.99, 0.98, 1.0, 0.99]})
+    assert plots.plot_sweep_jain(runs, "queue", tmp_path).name == "jain_vs_queue.png"
+    points = flows.assign(label=flows["algorithm"])
+    assert plots.plot_throughput_delay(points, tmp_path).name == "throughput_delay.png"
+    cdf = plots.plot_queue_delay_cdf_compare({"drop-tail": np.array([50.0, 60.0]), "RED": np.array([10.0, 20.0])}, tmp_path)
+    assert cdf.name == "queue_delay_cdf_compare.png"
+
+
+def test_binned_run_plots_keep_default_names(run_dir, tmp_path):
+    result = ccsim.Result.load(run_dir)
+    flows = plots.active_rows(result.flows, result.scenario)
+    assert plots.plot_goodput(flows, tmp_path).name == "goodput.png"
+    assert plots.plot_goodput(flows, tmp_path, bin_s=0.5).name == "goodput_binned_0.5s.png"
+    assert plots.plot_cwnd(flows, tmp_path, bin_s=1).name == "cwnd_binned_1s.png"
+    assert plots.plot_jain_over_time(flows, tmp_path, 0.5).name == "jain.png"
+
+
+# --- the report ----------------------------------------------------------------------------------------
+
+
+def test_run_report_is_one_self_contained_page(run_dir):
+    before = sorted(p.name for p in run_dir.iterdir())
+    path = write_report(run_dir)
+    assert path == run_dir / REPORT_FILE
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted(before + [REPORT_FILE])  # nothing else written
+    page = path.read_text()
+    assert_self_contained(page)
+    # goodput + cwnd (binned), Jain over time, queueing delay and its CDF, throughput-delay scatter
+    assert figure_count(page) == 6
+    for png in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page):
+        assert base64.b64decode(png).startswith(b"\x89PNG")
+    assert ccsim.__version__ in page
+    assert 'bottleneck_rate = "10Mbit"' in page  # the scenario TOML
+    assert "seed" in page and "jain_index" in page and "goodput_bps" in page
+
+
+def test_cli_report_rewrites_and_refuses_other_directories(run_dir, tmp_path):
+    first = CliRunner().invoke(cli, ["report", str(run_dir)])
+    assert first.exit_code == 0, first.output
+    again = CliRunner().invoke(cli, ["report", str(run_dir)])  # derived: regenerated without --force
+    assert again.exit_code == 0, again.output
+    assert again.stdout.strip() == str(run_dir / REPORT_FILE)
+    (tmp_path / "empty").mkdir()
+    refused = CliRunner().invoke(cli, ["report", str(tmp_path / "empty")])
+    assert refused.exit_code == 2 and "neither a run directory" in refused.stderr
+    assert not (tmp_path / "empty" / REPORT_FILE).exists()
+
+
+def test_sweep_report(sweep_dir):
+    assert detect_kind(sweep_dir) == "sweep"
+    page = write_report(sweep_dir).read_text()
+    assert_self_contained(page)
+    # goodput vs loss (grouped by algorithm), Jain per point, throughput-delay scatter
+    assert figure_count(page) == 3
+    assert "topology.loss" in page and "Summary per sweep point" in page and "Base scenario" in page
+
+
+# --- in a real browser ---------------------------------------------------------------------------------
+
+
+def _find(*names: str) -> str | None:
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Headless Chromium driven by chromedriver (selenium). Required in CI (CI=true), optional locally."""
+    in_ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    chromium = _find("chromium", "chromium-browser", "google-chrome")
+    driver_path = _find("chromedriver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        webdriver = None
+    missing = [n for n, ok in (("chromium", chromium), ("chromedriver", driver_path), ("selenium", webdriver)) if not ok]
+    if missing:
+        message = f"headless browser test needs {', '.join(missing)} (apt-get install chromium chromium-driver; pip install selenium)"
+        if in_ci:
+            pytest.fail(message)
+        pytest.skip(message)
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1200,900",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def console_errors(driver) -> list[dict]:
+    return [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+
+
+FIGURES_LOADED = """
+const imgs = Array.from(document.querySelectorAll('figure img'));
+const svgs = Array.from(document.querySelectorAll('figure svg'));
+return {
+  figures: document.querySelectorAll('figure').length,
+  images: imgs.map(i => ({complete: i.complete, width: i.naturalWidth, height: i.naturalHeight})),
+  svgs: svgs.map(s => s.getBoundingClientRect().width),
+  title: document.title,
+  height: document.documentElement.scrollHeight,
+};
+"""
+
+
+def open_and_check(driver, page: Path, expected_figures: int) -> dict:
+    driver.get(page.resolve().as_uri())
+    state = driver.execute_script(FIGURES_LOADED)
+    assert state["figures"] == expected_figures
+    assert len(state["images"]) + len(state["svgs"]) == expected_figures
+    for image in state["images"]:
+        assert image["complete"] and image["width"] > 0 and image["height"] > 0, image
+    assert all(width > 0 for width in state["svgs"])
+    errors = console_errors(driver)
+    assert errors == [], errors
+    return state
+
+
+def screenshot(driver, path: Path, height: int) -> np.ndarray:
+    """A full-page PNG (Chrome DevTools Page.captureScreenshot beyond the viewport)."""
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": 1200, "height": min(height, 12000), "scale": 1},
+    })
+    path.write_bytes(base64.b64decode(shot["data"]))
+    from matplotlib.image import imread
+
+    return imread(path)
+
+
+def test_console_error_check_is_not_vacuous(browser, tmp_path):
+    broken = tmp_path / "broken.html"
+    broken.write_text("<!DOCTYPE html><title>x</title><figure><img src='missing.png'></figure>"
+                      "<script>console.error('boom')</script>")
+    browser.get(broken.as_uri())
+    assert console_errors(browser), "a page with a console error and a missing image must be caught"
+
+
+def test_run_report_in_headless_chromium(browser, run_dir, tmp_path):
+    page = write_report(run_dir)
+    state = open_and_check(browser, page, expected_figures=figure_count(page.read_text()))
+    assert state["title"].startswith("ccsim run")
+    shot_path = tmp_path / "run_report.png"  # kept as the test's artefact
+    pixels = screenshot(browser, shot_path, state["height"])
+    assert shot_path.stat().st_size > 50_000
+    assert pixels.shape[0] > 2000 and pixels.shape[1] == 1200
+    assert float(pixels[..., :3].std()) > 0.05, "the screenshot is blank"
+    # the figures are drawn in colour: some pixels are far from grey
+    rgb = pixels[..., :3]
+    assert float((rgb.max(axis=-1) - rgb.min(axis=-1)).max()) > 0.5
+
+
+def test_sweep_report_in_headless_chromium(browser, sweep_dir, tmp_path):
+    page = write_report(sweep_dir)
+    state = open_and_check(browser, page, expected_figures=figure_count(page.read_text()))
+    assert state["title"].startswith("ccsim sweep")
+    pixels = screenshot(browser, tmp_path / "sweep_report.png", state["height"])
+    assert float(pixels[..., :3].std()) > 0.05
