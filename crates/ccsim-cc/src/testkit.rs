@@ -4,8 +4,11 @@
 //! (cwnd = ssthresh on fast retransmit, one MSS after a timeout) are applied here exactly as
 //! `ccsim-core` applies them, so a scripted expectation holds in the simulator too.
 //!
-//! Also home of [`FixedWindow`], the test-only controller that proves the seam.
+//! Also home of [`Event`], one step of a random event sequence for the property tests, applied by
+//! [`Script::apply`] and checked by [`Script::assert_invariants`], and of [`FixedWindow`], the
+//! test-only controller that proves the seam.
 
+use std::fmt::Debug;
 use std::time::Duration;
 
 use crate::{
@@ -29,6 +32,9 @@ pub struct Script<C: CongestionControl> {
     /// Time that passes before each ACK.
     pub ack_spacing: Duration,
     pub rounds: u64,
+    /// Timeouts applied by [`Script::apply`] since the last [`Event::Ack`] with an RTT sample: the
+    /// backoff of an [`Event::Timeout`] with [`Backoff::Counted`].
+    pub timeouts_in_a_row: u32,
 }
 
 impl<C: CongestionControl> Script<C> {
@@ -54,6 +60,7 @@ impl<C: CongestionControl> Script<C> {
             delivered: 0,
             ack_spacing: Duration::from_millis(1),
             rounds: 0,
+            timeouts_in_a_row: 0,
         }
     }
 
@@ -160,6 +167,140 @@ impl<C: CongestionControl> Script<C> {
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.cc.metrics().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
+
+    /// Applies one event of a random sequence (see [`Event`] for what each does). A fast retransmit
+    /// during recovery and a recovery exit outside it are skipped, as the machine never does them,
+    /// unless the event says `force`.
+    pub fn apply(&mut self, event: &Event) {
+        match *event {
+            Event::Ack { bytes, rtt, spacing } => {
+                if let Some(spacing) = spacing {
+                    self.ack_spacing = spacing;
+                }
+                self.rtt = rtt;
+                if rtt.is_some() {
+                    self.timeouts_in_a_row = 0;
+                }
+                self.ack(bytes);
+            }
+            Event::AckWithoutRtt { bytes } => {
+                let rtt = self.rtt.take();
+                self.ack(bytes);
+                self.rtt = rtt;
+            }
+            Event::DupAck => {
+                self.dupack();
+            }
+            Event::Round { max_rtt } => {
+                let max_rtt = max_rtt.unwrap_or(self.rtt.unwrap_or(Duration::from_millis(40)));
+                self.round(max_rtt);
+            }
+            Event::FastRetransmit { flight, force } => {
+                if force || !self.in_recovery {
+                    self.loss_fast_retransmit(flight.bytes(&self.w));
+                }
+            }
+            Event::Timeout { flight, backoff } => {
+                self.timeouts_in_a_row += 1;
+                let backoff = match backoff {
+                    Backoff::Given(b) => b,
+                    Backoff::Counted => self.timeouts_in_a_row,
+                };
+                self.loss_timeout(flight.bytes(&self.w), backoff);
+            }
+            Event::ExitRecovery { flight, after_timeout, force } => {
+                if force || self.in_recovery {
+                    self.exit_recovery(flight.bytes(&self.w), after_timeout);
+                }
+            }
+            Event::Idle(d) => self.advance(d),
+            Event::CwndLimited(limited) => self.cwnd_limited = limited,
+        }
+    }
+
+    /// Applies `events` in turn, checking [`Script::assert_invariants`] after each, and returns what
+    /// `observe` reads after each (the trajectory a property test compares between two runs).
+    pub fn trajectory<T>(&mut self, events: &[Event], mut observe: impl FnMut(&Self, &Event) -> T) -> Vec<T> {
+        let mut out = Vec::with_capacity(events.len());
+        for event in events {
+            self.apply(event);
+            self.assert_invariants(event);
+            out.push(observe(self, event));
+        }
+        out
+    }
+
+    /// The invariants every property test checks after every event: cwnd is at least one MSS and
+    /// every metric is finite. Panics naming `context` (the event just applied, say) otherwise.
+    pub fn assert_invariants(&self, context: &dyn Debug) {
+        assert!(self.w.cwnd_bytes >= self.w.mss_bytes, "cwnd {} below one MSS after {context:?}", self.w.cwnd_bytes);
+        for (name, v) in self.cc.metrics() {
+            assert!(v.is_finite(), "metric {name} = {v} after {context:?}");
+        }
+    }
+}
+
+/// One step of a random event sequence for a property test, applied by [`Script::apply`]. Each test
+/// draws these from its own strategy (its ranges and weights are its own); the kit applies them one
+/// way for all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// An ACK of `bytes` of new data. `rtt` becomes the script's RTT ([`Script::rtt`]): this ACK and
+    /// later rounds, losses and duplicate ACKs report it, and `None` reports no sample until an ACK
+    /// brings one; a sample also ends a run of timeouts ([`Backoff::Counted`]). `spacing`, if given,
+    /// becomes [`Script::ack_spacing`], the time before this and every later (duplicate) ACK.
+    Ack { bytes: u64, rtt: Option<Duration>, spacing: Option<Duration> },
+    /// An ACK of `bytes` of new data that alone carries no RTT sample: unlike `Ack { rtt: None, .. }`
+    /// the script's RTT stays for later events.
+    AckWithoutRtt { bytes: u64 },
+    /// A duplicate ACK ([`Script::dupack`]).
+    DupAck,
+    /// A round ends ([`Script::round`]) with `max_rtt` the largest RTT in it; `None`: the script's
+    /// current RTT, 40 ms if it has none.
+    Round { max_rtt: Option<Duration> },
+    /// Three duplicate ACKs ([`Script::loss_fast_retransmit`]), skipped during recovery unless `force`.
+    FastRetransmit { flight: Flight, force: bool },
+    /// A retransmission timeout ([`Script::loss_timeout`]).
+    Timeout { flight: Flight, backoff: Backoff },
+    /// Recovery ends ([`Script::exit_recovery`]), skipped outside recovery unless `force`.
+    ExitRecovery { flight: Flight, after_timeout: bool, force: bool },
+    /// Time passes with nothing else ([`Script::advance`]).
+    Idle(Duration),
+    /// The sender becomes cwnd-limited (`true`) or not (`false`): [`Script::cwnd_limited`].
+    CwndLimited(bool),
+}
+
+/// Bytes in flight reported with an [`Event`]'s loss or recovery exit, read when it is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flight {
+    /// This many bytes.
+    Bytes(u64),
+    /// The congestion window.
+    Cwnd,
+    /// Half the congestion window (rounded down).
+    HalfCwnd,
+}
+
+impl Flight {
+    /// The bytes in flight with window `w`.
+    pub fn bytes(self, w: &Window) -> u64 {
+        match self {
+            Flight::Bytes(b) => b,
+            Flight::Cwnd => w.cwnd_bytes,
+            Flight::HalfCwnd => w.cwnd_bytes / 2,
+        }
+    }
+}
+
+/// The backoff reported with an [`Event::Timeout`] (the number of consecutive expiries, this one
+/// included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backoff {
+    /// This number.
+    Given(u32),
+    /// Counted by the script: 1 for the first timeout after an ACK with an RTT sample (or since the
+    /// start), then 2, 3, ... ([`Script::timeouts_in_a_row`]).
+    Counted,
 }
 
 /// Test-only controller with a constant window: proves the seam (a window the machine never grows

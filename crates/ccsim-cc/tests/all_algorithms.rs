@@ -6,73 +6,36 @@
 
 use std::time::Duration;
 
-use ccsim_cc::testkit::Script;
-use ccsim_cc::{catalog, Cc, CongestionControl, ParamMap};
+use ccsim_cc::testkit::{Backoff, Event, Flight, Script};
+use ccsim_cc::{catalog, Cc, ParamMap};
 use proptest::prelude::*;
 
 const MSS: u64 = 1448;
 
-#[derive(Clone, Debug)]
-enum Step {
-    Ack { segments: u64, rtt_us: u64, gap_us: u64 },
-    DupAck,
-    Round { max_rtt_us: u64 },
-    FastRetransmit,
-    Timeout { backoff: u32 },
-    ExitRecovery,
-}
-
-fn step() -> impl Strategy<Value = Step> {
+/// Fast retransmits only outside recovery and recovery exits only inside it, as the machine does.
+fn step() -> impl Strategy<Value = Event> {
+    let us = Duration::from_micros;
     prop_oneof![
-        8 => (1u64..4, 1_000u64..2_000_000, 0u64..50_000).prop_map(|(segments, rtt_us, gap_us)| Step::Ack { segments, rtt_us, gap_us }),
-        2 => Just(Step::DupAck),
-        2 => (1_000u64..2_000_000).prop_map(|max_rtt_us| Step::Round { max_rtt_us }),
-        1 => Just(Step::FastRetransmit),
-        1 => (1u32..4).prop_map(|backoff| Step::Timeout { backoff }),
-        1 => Just(Step::ExitRecovery),
+        8 => (1u64..4, 1_000u64..2_000_000, 0u64..50_000)
+            .prop_map(move |(segments, rtt_us, gap_us)| Event::Ack { bytes: segments * MSS, rtt: Some(us(rtt_us)), spacing: Some(us(gap_us)) }),
+        2 => Just(Event::DupAck),
+        2 => (1_000u64..2_000_000).prop_map(move |max_rtt_us| Event::Round { max_rtt: Some(us(max_rtt_us)) }),
+        1 => Just(Event::FastRetransmit { flight: Flight::Cwnd, force: false }),
+        1 => (1u32..4).prop_map(|backoff| Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
+        1 => Just(Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout: false, force: false }),
     ]
 }
 
 /// Runs one sequence and returns the cwnd after every step, checking the invariants as it goes.
-fn trajectory(name: &str, steps: &[Step]) -> Vec<u64> {
+fn trajectory(name: &str, steps: &[Event]) -> Vec<u64> {
     let init = Script::<Cc>::init(MSS, 3, 2);
     let cc = ccsim_cc::build(name, &ParamMap::new(), &init).expect("defaults are valid");
     let mut s = Script::new(cc, init);
     let mut out = Vec::with_capacity(steps.len());
     for st in steps {
-        match *st {
-            Step::Ack { segments, rtt_us, gap_us } => {
-                s.ack_spacing = Duration::from_micros(gap_us);
-                s.ack_rtt(segments * MSS, Duration::from_micros(rtt_us));
-            }
-            Step::DupAck => {
-                s.dupack();
-            }
-            Step::Round { max_rtt_us } => {
-                s.round(Duration::from_micros(max_rtt_us));
-            }
-            Step::FastRetransmit => {
-                if !s.in_recovery {
-                    let flight = s.w.cwnd_bytes;
-                    s.loss_fast_retransmit(flight);
-                }
-            }
-            Step::Timeout { backoff } => {
-                let flight = s.w.cwnd_bytes;
-                s.loss_timeout(flight, backoff);
-            }
-            Step::ExitRecovery => {
-                if s.in_recovery {
-                    let flight = s.w.cwnd_bytes / 2;
-                    s.exit_recovery(flight, false);
-                }
-            }
-        }
-        assert!(s.w.cwnd_bytes >= MSS, "{name}: cwnd {} below one MSS after {st:?}", s.w.cwnd_bytes);
+        s.apply(st);
+        s.assert_invariants(&(name, st));
         assert!(s.w.ssthresh_bytes >= MSS, "{name}: ssthresh {} below one MSS after {st:?}", s.w.ssthresh_bytes);
-        for (metric, value) in s.cc.metrics() {
-            assert!(value.is_finite(), "{name}: metric {metric} = {value} after {st:?}");
-        }
         out.push(s.w.cwnd_bytes);
     }
     out

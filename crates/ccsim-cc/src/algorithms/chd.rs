@@ -877,33 +877,25 @@ mod tests {
 
     mod prop {
         use super::*;
+        use crate::testkit::{Backoff, Event, Flight};
         use proptest::prelude::*;
 
-        #[derive(Clone, Debug)]
-        enum Ev {
-            Ack { bytes: u64, rtt_us: Option<u64> },
-            Dup,
-            Round(u64),
-            Fast(u64),
-            Rto(u64, u32),
-            Exit(u64, bool),
-            Idle(u64),
-        }
-
-        fn ev() -> impl Strategy<Value = Ev> {
+        fn ev() -> impl Strategy<Value = Event> {
+            let us = Duration::from_micros;
             let rtt = prop_oneof![
                 8 => (20_000u64..200_000).prop_map(Some),
                 1 => (0u64..5_000_000).prop_map(Some),
                 1 => Just(None),
             ];
             prop_oneof![
-                10 => (0u64..5_000, rtt).prop_map(|(bytes, rtt_us)| Ev::Ack { bytes, rtt_us }),
-                2 => Just(Ev::Dup),
-                3 => (0u64..400_000).prop_map(Ev::Round),
-                1 => (0u64..200_000).prop_map(Ev::Fast),
-                1 => (0u64..200_000, 1u32..5).prop_map(|(f, b)| Ev::Rto(f, b)),
-                1 => (0u64..200_000, any::<bool>()).prop_map(|(f, t)| Ev::Exit(f, t)),
-                1 => (0u64..2_000_000).prop_map(Ev::Idle),
+                10 => (0u64..5_000, rtt).prop_map(move |(bytes, rtt_us)| Event::Ack { bytes, rtt: rtt_us.map(us), spacing: None }),
+                2 => Just(Event::DupAck),
+                3 => (0u64..400_000).prop_map(move |m| Event::Round { max_rtt: Some(us(m)) }),
+                1 => (0u64..200_000).prop_map(|f| Event::FastRetransmit { flight: Flight::Bytes(f), force: false }),
+                1 => (0u64..200_000, 1u32..5).prop_map(|(f, b)| Event::Timeout { flight: Flight::Bytes(f), backoff: Backoff::Given(b) }),
+                1 => (0u64..200_000, any::<bool>())
+                    .prop_map(|(f, t)| Event::ExitRecovery { flight: Flight::Bytes(f), after_timeout: t, force: false }),
+                1 => (0u64..2_000_000).prop_map(move |i| Event::Idle(us(i))),
             ]
         }
 
@@ -926,43 +918,8 @@ mod tests {
             })
         }
 
-        fn run(pairs: &[(&str, ParamValue)], abc: u32, seed: u64, evs: &[Ev]) -> Vec<(u64, u64, u64)> {
-            let mut s = chd_full(pairs, seed, 3, abc);
-            let mut traj = Vec::new();
-            for e in evs {
-                match e {
-                    Ev::Ack { bytes, rtt_us } => {
-                        s.rtt = rtt_us.map(Duration::from_micros);
-                        s.ack(*bytes);
-                    }
-                    Ev::Dup => {
-                        s.dupack();
-                    }
-                    Ev::Round(us) => {
-                        s.round(Duration::from_micros(*us));
-                    }
-                    Ev::Fast(f) => {
-                        if !s.in_recovery {
-                            s.loss_fast_retransmit(*f);
-                        }
-                    }
-                    Ev::Rto(f, b) => {
-                        s.loss_timeout(*f, *b);
-                    }
-                    Ev::Exit(f, t) => {
-                        if s.in_recovery {
-                            s.exit_recovery(*f, *t);
-                        }
-                    }
-                    Ev::Idle(us) => s.advance(Duration::from_micros(*us)),
-                }
-                assert!(s.w.cwnd_bytes >= MSS, "cwnd below one MSS after {e:?}");
-                for (name, v) in s.cc.metrics() {
-                    assert!(v.is_finite(), "metric {name} = {v} after {e:?}");
-                }
-                traj.push((s.w.cwnd_bytes, s.w.ssthresh_bytes, s.cc.shadow));
-            }
-            traj
+        fn run(pairs: &[(&str, ParamValue)], abc: u32, seed: u64, evs: &[Event]) -> Vec<(u64, u64, u64)> {
+            chd_full(pairs, seed, 3, abc).trajectory(evs, |s, _| (s.w.cwnd_bytes, s.w.ssthresh_bytes, s.cc.shadow))
         }
 
         proptest! {

@@ -823,76 +823,26 @@ mod tests {
 
     mod prop {
         use super::*;
-        use crate::{LossEvent, RecoveryExit};
+        use crate::testkit::{Backoff, Event, Flight};
         use proptest::prelude::*;
 
-        #[derive(Clone, Debug)]
-        enum Ev {
-            Ack { segs: u64, rtt_us: u64, gap_us: u64 },
-            Dup,
-            Round,
-            Fast,
-            Rto,
-            Exit(bool),
-            Idle(u64),
-        }
-
-        fn ev() -> impl Strategy<Value = Ev> {
+        /// Fast retransmits and recovery exits are forced: the algorithm sees them in any state.
+        fn ev() -> impl Strategy<Value = Event> {
+            let us = Duration::from_micros;
             prop_oneof![
                 20 => (1u64..4, prop_oneof![1_000u64..400_000, 1u64..100, 400_000u64..5_000_000], 0u64..20_000)
-                    .prop_map(|(segs, rtt_us, gap_us)| Ev::Ack { segs, rtt_us, gap_us }),
-                2 => Just(Ev::Dup),
-                2 => Just(Ev::Round),
-                1 => Just(Ev::Fast),
-                1 => Just(Ev::Rto),
-                1 => any::<bool>().prop_map(Ev::Exit),
-                1 => (0u64..20_000_000).prop_map(Ev::Idle),
+                    .prop_map(move |(segs, rtt_us, gap_us)| Event::Ack { bytes: segs * MSS, rtt: Some(us(rtt_us)), spacing: Some(us(gap_us)) }),
+                2 => Just(Event::DupAck),
+                2 => Just(Event::Round { max_rtt: Some(ms(50)) }),
+                1 => Just(Event::FastRetransmit { flight: Flight::Cwnd, force: true }),
+                1 => Just(Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Counted }),
+                1 => any::<bool>().prop_map(|t| Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout: t, force: true }),
+                1 => (0u64..20_000_000).prop_map(move |i| Event::Idle(us(i))),
             ]
         }
 
-        fn run(evs: &[Ev], fixed: bool) -> Vec<u64> {
-            let mut s = htcp_with(&[("linux_fixed_point", ParamValue::Bool(fixed))]);
-            let mut traj = Vec::new();
-            let mut rto = 0u32;
-            for e in evs {
-                match e {
-                    Ev::Ack { segs, rtt_us, gap_us } => {
-                        s.ack_spacing = Duration::from_micros(*gap_us);
-                        s.ack_rtt(segs * MSS, Duration::from_micros(*rtt_us));
-                        rto = 0;
-                    }
-                    Ev::Dup => {
-                        s.dupack();
-                    }
-                    Ev::Round => {
-                        s.round(Duration::from_millis(50));
-                    }
-                    Ev::Fast => {
-                        let f = s.w.cwnd_bytes;
-                        let ev = LossEvent { now: s.now, kind: LossKind::FastRetransmit, bytes_in_flight: f, min_rtt: s.min_rtt, srtt: s.rtt };
-                        let ss = s.cc.ssthresh_after_loss(&s.w, &ev);
-                        s.w.ssthresh_bytes = ss;
-                        s.w.set_cwnd(ss);
-                        s.in_recovery = true;
-                    }
-                    Ev::Rto => {
-                        rto += 1;
-                        s.loss_timeout(s.w.cwnd_bytes, rto);
-                    }
-                    Ev::Exit(t) => {
-                        s.in_recovery = false;
-                        let ex = RecoveryExit { now: s.now, bytes_in_flight: s.w.cwnd_bytes / 2, after_timeout: *t };
-                        s.cc.on_recovery_exit(&mut s.w, &ex);
-                    }
-                    Ev::Idle(us) => s.advance(Duration::from_micros(*us)),
-                }
-                assert!(s.w.cwnd_bytes >= MSS, "cwnd below one MSS");
-                for (n, v) in s.cc.metrics() {
-                    assert!(v.is_finite(), "metric {n} = {v}");
-                }
-                traj.push(s.w.cwnd_bytes);
-            }
-            traj
+        fn run(evs: &[Event], fixed: bool) -> Vec<u64> {
+            htcp_with(&[("linux_fixed_point", ParamValue::Bool(fixed))]).trajectory(evs, |s, _| s.w.cwnd_bytes)
         }
 
         proptest! {

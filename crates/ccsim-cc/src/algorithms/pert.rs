@@ -387,20 +387,8 @@ pub(crate) mod fuzz {
 
     use proptest::prelude::*;
 
-    use crate::testkit::Script;
+    use crate::testkit::{Backoff, Event, Flight, Script};
     use crate::{CcInit, CongestionControl, Rng};
-
-    #[derive(Clone, Debug)]
-    pub enum Ev {
-        Ack { segs: u64, extra_bytes: u64, rtt_us: u64 },
-        Dup,
-        Round { rtt_us: u64 },
-        FastRetransmit { flight_segs: u64 },
-        Timeout { backoff: u32 },
-        Exit { flight_segs: u64, after_timeout: bool },
-        NotCwndLimited(bool),
-        Advance { ms: u64 },
-    }
 
     pub fn rtt_us() -> impl Strategy<Value = u64> {
         prop_oneof![
@@ -410,16 +398,22 @@ pub(crate) mod fuzz {
         ]
     }
 
-    pub fn event() -> impl Strategy<Value = Ev> {
+    pub fn event() -> impl Strategy<Value = Event> {
+        let us = Duration::from_micros;
         prop_oneof![
-            40 => (1u64..4, 0u64..1000, rtt_us()).prop_map(|(segs, extra_bytes, rtt_us)| Ev::Ack { segs, extra_bytes, rtt_us }),
-            6 => Just(Ev::Dup),
-            4 => rtt_us().prop_map(|rtt_us| Ev::Round { rtt_us }),
-            3 => (0u64..200).prop_map(|flight_segs| Ev::FastRetransmit { flight_segs }),
-            1 => (1u32..6).prop_map(|backoff| Ev::Timeout { backoff }),
-            3 => (0u64..200, any::<bool>()).prop_map(|(flight_segs, after_timeout)| Ev::Exit { flight_segs, after_timeout }),
-            1 => any::<bool>().prop_map(Ev::NotCwndLimited),
-            2 => (0u64..500).prop_map(|ms| Ev::Advance { ms }),
+            40 => (1u64..4, 0u64..1000, rtt_us())
+                .prop_map(move |(segs, extra_bytes, rtt_us)| Event::Ack { bytes: segs * MSS + extra_bytes % MSS, rtt: Some(us(rtt_us)), spacing: None }),
+            6 => Just(Event::DupAck),
+            4 => rtt_us().prop_map(move |rtt_us| Event::Round { max_rtt: Some(us(rtt_us)) }),
+            3 => (0u64..200).prop_map(|flight_segs| Event::FastRetransmit { flight: Flight::Bytes(flight_segs * MSS), force: false }),
+            1 => (1u32..6).prop_map(|backoff| Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
+            3 => (0u64..200, any::<bool>()).prop_map(|(flight_segs, after_timeout)| Event::ExitRecovery {
+                flight: Flight::Bytes(flight_segs * MSS),
+                after_timeout,
+                force: false,
+            }),
+            1 => any::<bool>().prop_map(|not_cwnd_limited| Event::CwndLimited(!not_cwnd_limited)),
+            2 => (0u64..500).prop_map(|ms| Event::Idle(Duration::from_millis(ms))),
         ]
     }
 
@@ -427,46 +421,13 @@ pub(crate) mod fuzz {
 
     /// Runs `events` through a fresh controller built by `make`; checks the invariants after every
     /// step and returns the cwnd trajectory.
-    pub fn run<C: CongestionControl>(make: &dyn Fn(&CcInit) -> C, seed: u64, events: &[Ev]) -> Vec<u64> {
+    pub fn run<C: CongestionControl>(make: &dyn Fn(&CcInit) -> C, seed: u64, events: &[Event]) -> Vec<u64> {
         let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 3 * MSS, abc_limit_segments: 2, rng: Rng::new(seed, 7) };
         let cc = make(&init);
-        let mut s = Script::new(cc, init);
-        let mut traj = Vec::with_capacity(events.len());
-        for ev in events {
-            match *ev {
-                Ev::Ack { segs, extra_bytes, rtt_us } => {
-                    s.ack_rtt(segs * MSS + extra_bytes % MSS, Duration::from_micros(rtt_us));
-                }
-                Ev::Dup => {
-                    s.dupack();
-                }
-                Ev::Round { rtt_us } => {
-                    s.round(Duration::from_micros(rtt_us));
-                }
-                Ev::FastRetransmit { flight_segs } => {
-                    if !s.in_recovery {
-                        s.loss_fast_retransmit(flight_segs * MSS);
-                    }
-                }
-                Ev::Timeout { backoff } => {
-                    s.loss_timeout(s.w.cwnd_bytes, backoff);
-                }
-                Ev::Exit { flight_segs, after_timeout } => {
-                    if s.in_recovery {
-                        s.exit_recovery(flight_segs * MSS, after_timeout);
-                    }
-                }
-                Ev::NotCwndLimited(b) => s.cwnd_limited = !b,
-                Ev::Advance { ms } => s.advance(Duration::from_millis(ms)),
-            }
-            assert!(s.w.cwnd_bytes >= MSS, "cwnd {} below one MSS after {ev:?}", s.w.cwnd_bytes);
+        Script::new(cc, init).trajectory(events, |s, ev| {
             assert!(s.w.ssthresh_bytes >= MSS, "ssthresh {} below one MSS after {ev:?}", s.w.ssthresh_bytes);
-            for (name, v) in s.cc.metrics() {
-                assert!(v.is_finite(), "metric {name} = {v} after {ev:?}");
-            }
-            traj.push(s.w.cwnd_bytes);
-        }
-        traj
+            s.w.cwnd_bytes
+        })
     }
 }
 

@@ -558,8 +558,8 @@ pub(crate) mod fuzz {
     //! Random event sequences for the per-algorithm property tests.
     use proptest::prelude::*;
 
-    use crate::testkit::Script;
-    use crate::{CongestionControl, Window};
+    use crate::testkit::{Backoff, Event, Flight, Script};
+    use crate::CongestionControl;
     use std::time::Duration;
 
     #[derive(Clone, Debug)]
@@ -595,51 +595,39 @@ pub(crate) mod fuzz {
         ]
     }
 
-    /// Runs `ops`, checking after every step that cwnd >= 1 MSS and every metric is finite; returns
+    impl Op {
+        /// The idle time before this op (`gap_us` before an ACK or duplicate ACK, on top of the
+        /// script's ACK spacing) and its scripted event. Fast retransmits and recovery exits are
+        /// forced: the algorithm sees them in any state.
+        fn event(&self, mss: u64) -> (Duration, Event) {
+            let us = Duration::from_micros;
+            let no_gap = Duration::ZERO;
+            match *self {
+                Op::Ack { segs, rtt_us, gap_us } => (us(gap_us), Event::Ack { bytes: segs as u64 * mss, rtt: Some(us(rtt_us)), spacing: None }),
+                Op::Dupack { gap_us } => (us(gap_us), Event::DupAck),
+                Op::Round => (no_gap, Event::Round { max_rtt: None }),
+                Op::FastRetransmit => (no_gap, Event::FastRetransmit { flight: Flight::Cwnd, force: true }),
+                Op::Timeout { backoff } => (no_gap, Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
+                Op::Exit { after_timeout } => (no_gap, Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout, force: true }),
+                Op::Limited(l) => (no_gap, Event::CwndLimited(l)),
+                Op::Idle { ms } => (no_gap, Event::Idle(Duration::from_millis(ms))),
+            }
+        }
+    }
+
+    /// Runs `ops`, checking after every op that cwnd >= 1 MSS and every metric is finite; returns
     /// the cwnd trajectory.
     pub fn run<C: CongestionControl>(s: &mut Script<C>, ops: &[Op]) -> Vec<u64> {
         let mss = s.w.mss_bytes;
         let mut traj = Vec::with_capacity(ops.len());
         for op in ops {
-            match *op {
-                Op::Ack { segs, rtt_us, gap_us } => {
-                    s.advance(Duration::from_micros(gap_us));
-                    s.ack_rtt(segs as u64 * mss, Duration::from_micros(rtt_us));
-                }
-                Op::Dupack { gap_us } => {
-                    s.advance(Duration::from_micros(gap_us));
-                    s.dupack();
-                }
-                Op::Round => {
-                    let r = s.rtt.unwrap_or(Duration::from_millis(40));
-                    s.round(r);
-                }
-                Op::FastRetransmit => {
-                    let flight = s.w.cwnd_bytes;
-                    s.loss_fast_retransmit(flight);
-                }
-                Op::Timeout { backoff } => {
-                    let flight = s.w.cwnd_bytes;
-                    s.loss_timeout(flight, backoff);
-                }
-                Op::Exit { after_timeout } => {
-                    let flight = s.w.cwnd_bytes / 2;
-                    s.exit_recovery(flight, after_timeout);
-                }
-                Op::Limited(l) => s.cwnd_limited = l,
-                Op::Idle { ms } => s.advance(Duration::from_millis(ms)),
-            }
-            check(&s.w, &s.cc);
+            let (idle, event) = op.event(mss);
+            s.advance(idle);
+            s.apply(&event);
+            s.assert_invariants(op);
             traj.push(s.w.cwnd_bytes);
         }
         traj
-    }
-
-    fn check<C: CongestionControl>(w: &Window, cc: &C) {
-        assert!(w.cwnd_bytes >= w.mss_bytes, "cwnd {} < MSS", w.cwnd_bytes);
-        for (name, v) in cc.metrics() {
-            assert!(v.is_finite(), "metric {name} = {v}");
-        }
     }
 }
 
