@@ -111,19 +111,8 @@ def plot_cwnd(
     With ``bin_s`` the per-interval samples are drawn faintly and the average over bins of ``bin_s``
     seconds on top (file ``cwnd_binned_<bin_s>s.png``); without it, ``cwnd.png``.
     """
-    fig, ax = _figure()
-    for i, (flow, rows) in enumerate(_groups(flows, "flow")):
-        label = _flow_label(flow, names)
-        color = f"C{i % 10}"
-        faint = bin_s is not None
-        ax.step(rows["time_s"], rows["cwnd_pkts"], where="post", color=color, linewidth=0.6 if faint else 1,
-                alpha=0.3 if faint else 1.0, label=None if faint else label)
-        if faint:
-            mids, means = binned(rows, "cwnd_pkts", bin_s)
-            ax.plot(mids, means, color=color, marker="o", markersize=3, linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
-    title = "Congestion window" if bin_s is None else f"Congestion window ({bin_s:g} s averages)"
-    _finish_time_axes(ax, "congestion window (packets)", title, window)
-    return _save(fig, out_dir, "cwnd.png" if bin_s is None else f"cwnd_binned_{bin_s:g}s.png")
+    return _plot_per_flow(flows, out_dir, window, names, bin_s, column="cwnd_pkts", scale=1.0, step=True,
+                          ylabel="congestion window (packets)", title="Congestion window", stem="cwnd")
 
 
 def plot_goodput(
@@ -138,19 +127,43 @@ def plot_goodput(
     With ``bin_s`` the per-interval goodput is drawn faintly and its average over bins of ``bin_s``
     seconds on top (file ``goodput_binned_<bin_s>s.png``); without it, ``goodput.png``.
     """
+    return _plot_per_flow(flows, out_dir, window, names, bin_s, column="goodput_bps", scale=1e-6, step=False,
+                          ylabel="goodput (Mbit/s)", title="Goodput per sample interval", stem="goodput",
+                          binned_title="Goodput")
+
+
+def _plot_per_flow(
+    flows: pd.DataFrame,
+    out_dir: str | Path,
+    window: Window,
+    names: list[str] | None,
+    bin_s: float | None,
+    *,
+    column: str,
+    scale: float,
+    step: bool,
+    ylabel: str,
+    title: str,
+    stem: str,
+    binned_title: str | None = None,
+) -> Path:
+    """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin means."""
     fig, ax = _figure()
     for i, (flow, rows) in enumerate(_groups(flows, "flow")):
         label = _flow_label(flow, names)
         color = f"C{i % 10}"
         faint = bin_s is not None
-        ax.plot(rows["time_s"], rows["goodput_bps"] / 1e6, color=color, linewidth=0.6 if faint else 1,
-                alpha=0.3 if faint else 1.0, label=None if faint else label)
+        style = dict(color=color, linewidth=0.6 if faint else 1, alpha=0.3 if faint else 1.0, label=None if faint else label)
+        if step:
+            ax.step(rows["time_s"], rows[column] * scale, where="post", **style)
+        else:
+            ax.plot(rows["time_s"], rows[column] * scale, **style)
         if faint:
-            mids, means = binned(rows, "goodput_bps", bin_s)
-            ax.plot(mids, means / 1e6, color=color, marker="o", markersize=3, linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
-    title = "Goodput per sample interval" if bin_s is None else f"Goodput ({bin_s:g} s averages)"
-    _finish_time_axes(ax, "goodput (Mbit/s)", title, window)
-    return _save(fig, out_dir, "goodput.png" if bin_s is None else f"goodput_binned_{bin_s:g}s.png")
+            mids, means = binned(rows, column, bin_s)
+            ax.plot(mids, means * scale, color=color, marker="o", markersize=3, linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
+    heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
+    _finish_time_axes(ax, ylabel, heading, window)
+    return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
 
 
 def binned(rows: pd.DataFrame, column: str, bin_s: float) -> tuple[np.ndarray, np.ndarray]:

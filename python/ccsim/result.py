@@ -135,7 +135,7 @@ class Result:
 
     def _write(self, directory: Path, plots: bool) -> None:
         meta = dict(self.meta, run_summary=self.run_summary)
-        (directory / META_FILE).write_text(json.dumps(_json_safe(meta), indent=2) + "\n", encoding="utf-8")
+        (directory / META_FILE).write_text(json.dumps(json_safe(meta), indent=2) + "\n", encoding="utf-8")
         for name, table in self._tables.items():
             pq.write_table(table, directory / f"{name}.parquet", **_PARQUET_OPTIONS)
         if plots:
@@ -188,14 +188,14 @@ def _sibling(out: Path, tag: str) -> Path:
     return out.parent / f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.{tag}"
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """JSON has no NaN/inf: write them as null rather than as invalid JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 

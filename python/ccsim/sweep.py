@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
 from ccsim.errors import CcsimError, OutputExistsError, ScenarioError
+from ccsim.result import json_safe
 from ccsim.scenario import Scenario
 
 __all__ = [
@@ -594,7 +595,7 @@ def _run_sweep(
 ) -> SweepResult:
     _prepare_dir(out, resume=resume, force=force)
     (out / PLAN_FILE).write_text(plan.text if plan.text is not None else plan.to_toml(), encoding="utf-8")
-    _atomic_write_text(out / SWEEP_FILE, json.dumps(_json_safe(plan.resolved()), indent=2) + "\n")
+    _atomic_write_text(out / SWEEP_FILE, json.dumps(json_safe(plan.resolved()), indent=2) + "\n")
     parts = out / PARTS_DIR
     parts.mkdir(exist_ok=True)
     for stale in parts.glob(".*.tmp"):
@@ -907,16 +908,6 @@ def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def point_table(plan: SweepPlan) -> Iterable[dict[str, Any]]:
