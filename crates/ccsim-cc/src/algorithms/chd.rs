@@ -200,11 +200,7 @@ impl Chd {
     pub fn new(given: &ParamMap, init: &CcInit) -> Result<Chd, CcError> {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
-        let q_min = p.millis("q_min_ms");
-        let q_th = p.millis("q_th_ms");
-        if q_min >= q_th {
-            return Err(p.invalid("q_min_ms", format!("must be < q_th_ms ({} ms)", p.f64("q_th_ms"))));
-        }
+        let (q_min, q_th) = super::delay_probability::read_thresholds(&p)?;
         let shadow_from_start = p.text("shadow_init") == "cwnd";
         Ok(Chd {
             g: TwoRegion { q_min, q_th, p_max: p.f64("p_max") },

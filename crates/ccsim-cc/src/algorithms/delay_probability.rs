@@ -53,6 +53,16 @@ pub struct TwoRegion {
     pub p_max: f64,
 }
 
+/// Reads the `q_min_ms` and `q_th_ms` parameters shared by HD and CHD and checks q_min < q_th.
+pub fn read_thresholds(p: &crate::params::ParamReader) -> Result<(Duration, Duration), crate::CcError> {
+    let q_min = p.millis("q_min_ms");
+    let q_th = p.millis("q_th_ms");
+    if q_min >= q_th {
+        return Err(p.invalid("q_min_ms", format!("must be < q_th_ms ({} ms)", p.f64("q_th_ms"))));
+    }
+    Ok((q_min, q_th))
+}
+
 impl TwoRegion {
     pub fn region(&self, q: Duration, q_max: Duration) -> Region {
         if q <= self.q_min {

@@ -161,11 +161,7 @@ impl Hd {
     pub fn new(given: &ParamMap, init: &CcInit) -> Result<Hd, CcError> {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
-        let q_min = p.millis("q_min_ms");
-        let q_th = p.millis("q_th_ms");
-        if q_min >= q_th {
-            return Err(p.invalid("q_min_ms", format!("must be < q_th_ms ({} ms)", p.f64("q_th_ms"))));
-        }
+        let (q_min, q_th) = super::delay_probability::read_thresholds(&p)?;
         let mss = init.mss_bytes.max(1);
         let w0_bytes = (p.f64("w0_pkts") * mss as f64).ceil().min(u64::MAX as f64) as u64;
         Ok(Hd {
