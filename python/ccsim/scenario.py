@@ -438,15 +438,20 @@ def _queue_to_toml(queue: "DropTail | Red | None") -> Any:
     return units.format_queue_limit(*queue.limit)  # drop-tail is written in its shorthand
 
 
-def _queue_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return str(value.get("kind", "droptail"))
-    return getattr(value, "kind", "droptail")
+def _kind_or(default: str) -> Callable[[Any], str]:
+    """Discriminator of a table with a ``kind`` key that may be left out (then ``default``)."""
+
+    def kind(value: Any) -> str:
+        if isinstance(value, dict):
+            return str(value.get("kind", default))
+        return getattr(value, "kind", default)
+
+    return kind
 
 
 _AnyQueue = Annotated[
     Union[Annotated[DropTail, Tag("droptail")], Annotated[Red, Tag("red")]],
-    Discriminator(_queue_kind),
+    Discriminator(_kind_or("droptail")),
 ]
 Queue = Annotated[_AnyQueue, BeforeValidator(_queue_shorthand)]
 OptQueue = Annotated[Union[_AnyQueue, None], BeforeValidator(_queue_shorthand)]
@@ -578,15 +583,9 @@ class ParkingLot(_Section):
         return {"kind": "parking_lot", "hops": [h.resolve() for h in self.hops], "access_rate_bps": self.access_rate_bps}
 
 
-def _topology_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return str(value.get("kind", "dumbbell"))
-    return getattr(value, "kind", "dumbbell")
-
-
 AnyTopology = Annotated[
     Union[Annotated[Topology, Tag("dumbbell")], Annotated[ParkingLot, Tag("parking_lot")]],
-    Discriminator(_topology_kind),
+    Discriminator(_kind_or("dumbbell")),
 ]
 
 
