@@ -13,7 +13,6 @@ pub mod link;
 pub mod packet;
 pub mod queue;
 pub mod ranges;
-pub mod red;
 pub mod scenario;
 pub mod sim;
 pub mod stream;

@@ -34,7 +34,7 @@
 
 use ccsim_cc::{Rng, Time};
 
-use crate::queue::{QueueDiscipline, QueueState};
+use crate::queue::discipline::{QueueDiscipline, QueueState};
 
 /// RED parameters, in the unit of the queue measure: packets when `limit_pkts` is set, bytes when
 /// `limit_bytes` is set (exactly one of them).

@@ -1,0 +1,38 @@
+//! Tail drop at a limit in packets and/or bytes.
+
+use ccsim_cc::{Rng, Time};
+
+use crate::queue::discipline::{QueueDiscipline, QueueState};
+
+/// Tail drop at a limit in packets and/or bytes (dummynet, Linux `pfifo`/`bfifo`, ns-3 `TxQueue`).
+#[derive(Clone, Debug)]
+pub struct DropTail {
+    pub limit_pkts: Option<u64>,
+    pub limit_bytes: Option<u64>,
+}
+
+impl QueueDiscipline for DropTail {
+    fn admit(&mut self, _now: Time, bytes: u64, q: QueueState, _rng: &mut Rng) -> bool {
+        self.limit_pkts.map_or(true, |l| q.pkts < l) && self.limit_bytes.map_or(true, |l| q.bytes + bytes <= l)
+    }
+    fn name(&self) -> &'static str {
+        "droptail"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn droptail_drops_at_packet_and_byte_limits() {
+        let mut rng = Rng::new(1, 1);
+        let mut q = DropTail { limit_pkts: Some(2), limit_bytes: None };
+        let s = |pkts, bytes| QueueState { pkts, bytes, idle_since: None };
+        assert!(q.admit(Time::ZERO, 1500, s(1, 1500), &mut rng));
+        assert!(!q.admit(Time::ZERO, 1500, s(2, 3000), &mut rng));
+        let mut q = DropTail { limit_pkts: None, limit_bytes: Some(3000) };
+        assert!(q.admit(Time::ZERO, 1500, s(1, 1500), &mut rng));
+        assert!(!q.admit(Time::ZERO, 1500, s(2, 3000), &mut rng));
+    }
+}
