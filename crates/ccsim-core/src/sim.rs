@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ccsim_cc::{CongestionControl, ParamMap, ParamValue, Rng, Time};
+use ccsim_cc::{ParamMap, ParamValue, Rng, Time};
 
 use crate::error::SimError;
 use crate::event::{Event, EventQueue};
@@ -120,7 +120,7 @@ impl Flow {
     /// Unique payload bytes delivered to the receiving application (in order for TCP).
     fn delivered_bytes(&self) -> u64 {
         match &self.app {
-            App::Tcp { receiver, .. } => receiver.rcv_nxt,
+            App::Tcp { receiver, .. } => receiver.rcv_nxt(),
             App::Stream { sink, .. } => sink.payload_bytes,
             App::Web { .. } => 0,
         }
@@ -129,7 +129,7 @@ impl Flow {
     /// (data packets, payload bytes, wire bytes) sent by the source.
     fn sent(&self) -> (u64, u64, u64) {
         match &self.app {
-            App::Tcp { sender, .. } => (sender.stats.data_pkts_sent, sender.stats.payload_bytes_sent, sender.stats.wire_bytes_sent),
+            App::Tcp { sender, .. } => (sender.stats().data_pkts_sent, sender.stats().payload_bytes_sent, sender.stats().wire_bytes_sent),
             App::Stream { source, .. } => (source.packets_sent, source.payload_sent(), source.wire_bytes_sent),
             App::Web { .. } => (0, 0, 0),
         }
@@ -137,7 +137,7 @@ impl Flow {
 
     fn acks_sent(&self) -> u64 {
         match &self.app {
-            App::Tcp { receiver, .. } => receiver.acks_sent,
+            App::Tcp { receiver, .. } => receiver.acks_sent(),
             App::Stream { .. } | App::Web { .. } => 0,
         }
     }
@@ -540,7 +540,7 @@ impl Simulation {
         let ack = match &mut flow.app {
             App::Tcp { receiver, .. } => {
                 let ack = receiver.on_data(now, &pkt, flow.delack_timeout);
-                if flow.completed_at.is_none() && flow.bytes.is_some_and(|b| receiver.rcv_nxt >= b) {
+                if flow.completed_at.is_none() && flow.bytes.is_some_and(|b| receiver.rcv_nxt() >= b) {
                     flow.completed_at = Some(now);
                 }
                 ack
@@ -580,7 +580,7 @@ impl Simulation {
         self.out = out;
         let flow = &mut self.flows[f as usize];
         let App::Tcp { sender, .. } = &flow.app else { return };
-        if let Some(d) = sender.rto_deadline {
+        if let Some(d) = sender.rto_deadline() {
             if flow.rto_scheduled.map_or(true, |s| s > d) {
                 flow.rto_scheduled = Some(d);
                 self.events.schedule(d, Event::RtoTimer(f));
@@ -591,7 +591,7 @@ impl Simulation {
     fn sync_delack_timer(&mut self, f: usize) {
         let flow = &mut self.flows[f];
         let App::Tcp { receiver, .. } = &flow.app else { return };
-        if let Some(d) = receiver.delack_deadline {
+        if let Some(d) = receiver.delack_deadline() {
             if flow.delack_scheduled.map_or(true, |s| s > d) {
                 flow.delack_scheduled = Some(d);
                 self.events.schedule(d, Event::DelayedAck(f as u32));
@@ -607,7 +607,7 @@ impl Simulation {
             flow.rto_scheduled = None;
         }
         let App::Tcp { sender, .. } = &mut flow.app else { return };
-        match sender.rto_deadline {
+        match sender.rto_deadline() {
             Some(d) if d <= now => {
                 sender.on_rto(now, &mut self.out);
                 self.transmit_from_sender(f);
@@ -652,20 +652,20 @@ impl Simulation {
                         .f64("time_s", t)
                         .u64("flow", i as u64)
                         .f64("goodput_bps", goodput_bps)
-                        .f64("send_rate_bps", (s.stats.wire_bytes_sent - f.prev_wire) as f64 * 8.0 / secs)
-                        .u64("cwnd_bytes", s.w.cwnd_bytes)
-                        .f64("cwnd_pkts", s.w.cwnd_pkts())
-                        .f64("ssthresh_bytes", if s.w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { s.w.ssthresh_bytes as f64 })
+                        .f64("send_rate_bps", (s.stats().wire_bytes_sent - f.prev_wire) as f64 * 8.0 / secs)
+                        .u64("cwnd_bytes", s.window().cwnd_bytes)
+                        .f64("cwnd_pkts", s.window().cwnd_pkts())
+                        .f64("ssthresh_bytes", if s.window().ssthresh_bytes == u64::MAX { f64::INFINITY } else { s.window().ssthresh_bytes as f64 })
                         .f64("srtt_ms", ms(s.srtt()))
-                        .f64("rtt_ms", ms(s.latest_rtt))
-                        .u64("retransmits", s.stats.retransmits - f.prev_retx)
-                        .u64("timeouts", s.stats.timeouts - f.prev_timeouts);
-                    for (name, value) in s.cc.metrics() {
+                        .f64("rtt_ms", ms(s.latest_rtt()))
+                        .u64("retransmits", s.stats().retransmits - f.prev_retx)
+                        .u64("timeouts", s.stats().timeouts - f.prev_timeouts);
+                    for (name, value) in s.cc_metrics() {
                         self.series_cc.f64("time_s", t).u64("flow", i as u64).str("name", name).f64("value", value);
                     }
-                    f.prev_wire = s.stats.wire_bytes_sent;
-                    f.prev_retx = s.stats.retransmits;
-                    f.prev_timeouts = s.stats.timeouts;
+                    f.prev_wire = s.stats().wire_bytes_sent;
+                    f.prev_retx = s.stats().retransmits;
+                    f.prev_timeouts = s.stats().timeouts;
                 }
                 App::Web { .. } => {}
                 App::Stream { source, sink, .. } => {
@@ -751,10 +751,10 @@ impl Simulation {
                 return Err(SimError::Conservation(format!("flow {}: {} ACKs sent but {} accounted for", f.name, f.acks_sent(), acks)));
             }
             if let App::Tcp { sender, receiver } = &f.app {
-                if receiver.rcv_nxt > sender.snd_max {
+                if receiver.rcv_nxt() > sender.snd_max() {
                     return Err(SimError::Conservation(format!(
                         "flow {}: receiver holds {} bytes in order but only {} were sent",
-                        f.name, receiver.rcv_nxt, sender.snd_max
+                        f.name, receiver.rcv_nxt(), sender.snd_max()
                     )));
                 }
             }
@@ -815,7 +815,7 @@ impl Simulation {
             };
             let (retransmits, fast_retransmits, timeouts, rtt_min, rtt_max) = match &f.app {
                 App::Tcp { sender, .. } => {
-                    (sender.stats.retransmits, sender.stats.fast_retransmits, sender.stats.timeouts, sender.rtt.min, sender.rtt.max)
+                    (sender.stats().retransmits, sender.stats().fast_retransmits, sender.stats().timeouts, sender.rtt_range().0, sender.rtt_range().1)
                 }
                 App::Stream { .. } | App::Web { .. } => (0, 0, 0, None, None),
             };

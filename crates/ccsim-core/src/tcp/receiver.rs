@@ -15,7 +15,7 @@ pub struct Receiver {
     delayed_ack: bool,
     mss: u64,
     /// Next in-order byte expected; equals the unique bytes delivered to the application.
-    pub rcv_nxt: u64,
+    rcv_nxt: u64,
     /// Buffered out-of-order ranges above rcv_nxt, sorted and disjoint.
     ooo: Vec<(u64, u64)>,
     /// SACK blocks in the order they are reported: the most recently changed first.
@@ -25,9 +25,9 @@ pub struct Receiver {
     /// Send time and retransmission flag of the segment whose arrival is to be echoed.
     echo: (Time, bool),
     /// Deadline of the delayed-ACK timer, if an ACK is being held back.
-    pub delack_deadline: Option<Time>,
-    pub acks_sent: u64,
-    pub dup_segments: u64,
+    delack_deadline: Option<Time>,
+    acks_sent: u64,
+    dup_segments: u64,
 }
 
 impl Receiver {
@@ -125,6 +125,20 @@ impl Receiver {
             enqueued_at: Time::ZERO,
             sack,
         }
+    }
+
+    /// Next in-order byte expected: the unique bytes delivered to the application.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// When the delayed-ACK timer fires, if an ACK is held back.
+    pub fn delack_deadline(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
     }
 }
 

@@ -34,7 +34,7 @@
 use std::time::Duration;
 
 use ccsim_cc::{
-    AckSample, Cc, CcInit, CongestionControl, LossEvent, LossKind, RecoveryExit, RoundSample, Time, Window,
+    AckSample, Cc, CcInit, CongestionControl, LossEvent, LossKind, Metric, RecoveryExit, RoundSample, Time, Window,
 };
 
 use crate::packet::Packet;
@@ -74,21 +74,21 @@ pub struct Sender {
     sack: bool,
     limited_transmit: bool,
     rwnd: u64,
-    pub cc: Cc,
-    pub w: Window,
-    pub snd_una: u64,
+    cc: Cc,
+    w: Window,
+    snd_una: u64,
     /// Next sequence to send; below snd_max only while going back after a timeout.
-    pub snd_nxt: u64,
-    pub snd_max: u64,
+    snd_nxt: u64,
+    snd_max: u64,
     /// Sequence number the application's data ends at (u64::MAX while backlogged).
     app_end: u64,
     /// The finite transfer size, if any (what `app_end` returns to when the application resumes).
     bytes_limit: Option<u64>,
     initial_window_bytes: u64,
     last_send: Option<Time>,
-    pub dupacks: u32,
-    pub recover: u64,
-    pub in_fast_recovery: bool,
+    dupacks: u32,
+    recover: u64,
+    in_fast_recovery: bool,
     /// Waiting for `recover` to be acked after a timeout (reported to the algorithm at the end).
     in_rto_recovery: bool,
     /// RFC 6582 window inflation on top of cwnd (without SACK).
@@ -97,17 +97,17 @@ pub struct Sender {
     /// Bytes sent by limited transmit since the last new ACK (excluded from FlightSize at the fast
     /// retransmit, RFC 5681 section 3.2 step 2).
     limited_transmit_bytes: u64,
-    pub scoreboard: Scoreboard,
+    scoreboard: Scoreboard,
     high_rxt: u64,
-    pub rtt: RttEstimator,
-    pub rto_deadline: Option<Time>,
+    rtt: RttEstimator,
+    rto_deadline: Option<Time>,
     round: Round,
     cwnd_limited: bool,
     /// FreeBSD h_ertt's delayed-ACK guess: up when an ACK covers more than one segment, down when it
     /// covers one; while non-zero, single-segment ACKs give the algorithm no RTT sample.
     dlyack_guess: u8,
-    pub latest_rtt: Option<Duration>,
-    pub stats: SenderStats,
+    latest_rtt: Option<Duration>,
+    stats: SenderStats,
 }
 
 impl Sender {
@@ -542,6 +542,42 @@ impl Sender {
 
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt
+    }
+
+    // Read-only views for the simulation's bookkeeping and measurement; only the machine changes state.
+
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    /// cwnd and ssthresh as the algorithm last left them.
+    pub fn window(&self) -> &Window {
+        &self.w
+    }
+
+    /// The latest raw RTT sample.
+    pub fn latest_rtt(&self) -> Option<Duration> {
+        self.latest_rtt
+    }
+
+    /// Lifetime (minimum, maximum) RTT sample.
+    pub fn rtt_range(&self) -> (Option<Duration>, Option<Duration>) {
+        (self.rtt.min, self.rtt.max)
+    }
+
+    /// The algorithm's own state variables, for the per-interval series.
+    pub fn cc_metrics(&self) -> Vec<Metric> {
+        self.cc.metrics()
+    }
+
+    /// Highest sequence number sent so far (one past the last byte).
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+
+    /// When the retransmission timer fires, if it runs.
+    pub fn rto_deadline(&self) -> Option<Time> {
+        self.rto_deadline
     }
 }
 
