@@ -30,7 +30,7 @@ fn conservation_check_catches_a_lost_packet() {
     let s = single(0.0, true);
     let scenario: Scenario = serde_json::from_value(s).unwrap();
     let mut sim = Simulation::new(scenario, 1).unwrap();
-    sim.run_until(ccsim_core::Time::from_secs(5));
+    sim.run_until(ccsim_core::Time::from_secs(5)).unwrap();
     assert!(sim.check_conservation().is_ok(), "balanced before tampering");
     assert!(sim.debug_lose_packet(), "a link held at least two packets");
     match sim.finish() {

@@ -64,11 +64,10 @@ impl Simulation {
         self.duration_ns
     }
 
-    /// Advances the simulation to `t_ns` (released GIL).
+    /// Advances the simulation to `t_ns` (released GIL); raises what ends the run early.
     fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
         let sim = self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        py.allow_threads(|| sim.run_until(Time(t_ns)));
-        Ok(())
+        py.allow_threads(|| sim.run_until(Time(t_ns))).map_err(|e| py_error(py, e))
     }
 
     /// Runs to the end, checks conservation, and returns the result tables (see docs/internals.md).

@@ -1,0 +1,146 @@
+//! One flow of the simulation: what runs at its two ends (`App`) and the bookkeeping around it, one
+//! small struct per concern: who it is, its route, its schedule, its timer events, its packet
+//! accounting for the conservation check, and its measurement state.
+
+use std::time::Duration;
+
+use ccsim_cc::Time;
+
+use crate::histogram::Histogram;
+use crate::scenario::FlowKind;
+use crate::sim::web::WebGenerator;
+use crate::stream::{StreamSink, StreamSource};
+use crate::tcp::{Receiver, Sender};
+use crate::topology::Route;
+
+/// What runs at a flow's two ends.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum App {
+    Tcp { sender: Sender, receiver: Receiver },
+    Stream { source: StreamSource, sink: StreamSink, active: bool },
+    /// Spawns short TCP transfers (each a flow of its own, on this flow's links).
+    Web(WebGenerator),
+}
+
+/// Who a flow is, as the results name it.
+pub(crate) struct Identity {
+    pub name: String,
+    pub kind: FlowKind,
+    pub algorithm: String,
+    /// Index of the scenario flow this one comes from (itself, or its web generator).
+    pub spec: usize,
+    /// Spawned by a web generator: in the summary, not in the per-interval series.
+    pub background: bool,
+}
+
+/// When the application is active, and how much it has to send.
+pub(crate) struct Schedule {
+    /// Active intervals [start, stop) of the application.
+    pub intervals: Vec<(Time, Time)>,
+    pub start: Time,
+    pub stop: Time,
+    /// A finite transfer's size; `None` while backlogged.
+    pub bytes: Option<u64>,
+    pub completed_at: Option<Time>,
+}
+
+impl Schedule {
+    pub fn new(intervals: Vec<(Time, Time)>, bytes: Option<u64>) -> Schedule {
+        Schedule { start: intervals[0].0, stop: intervals[intervals.len() - 1].1, intervals, bytes, completed_at: None }
+    }
+}
+
+/// The TCP timer events in the queue. Timers are lazy: the machine moves its deadlines freely and the
+/// loop keeps one event at or before each deadline.
+pub(crate) struct Timers {
+    pub delack_timeout: Duration,
+    pub rto_scheduled: Option<Time>,
+    pub delack_scheduled: Option<Time>,
+}
+
+/// Packet accounting for the conservation check, and the drops by cause.
+#[derive(Default)]
+pub(crate) struct PacketCounters {
+    pub data_delivered_pkts: u64,
+    pub data_delivered_payload: u64,
+    pub data_dropped_pkts: u64,
+    pub data_dropped_payload: u64,
+    pub acks_delivered: u64,
+    pub acks_dropped: u64,
+    pub drops_queue: u64,
+    pub drops_random: u64,
+}
+
+/// The summary window: delivered bytes at its edges and the RTT samples inside it.
+#[derive(Default)]
+pub(crate) struct WindowMeasure {
+    pub rcv_at_start: u64,
+    pub rcv_at_end: Option<u64>,
+    pub rtt_hist: Histogram,
+}
+
+/// Counters at the previous sample, for per-interval rates.
+#[derive(Default)]
+pub(crate) struct SampleSnapshot {
+    pub rcv: u64,
+    pub wire: u64,
+    pub retx: u64,
+    pub timeouts: u64,
+}
+
+pub(crate) struct Flow {
+    pub id: Identity,
+    pub app: App,
+    pub route: Route,
+    pub schedule: Schedule,
+    pub access_delay_ns: u64,
+    pub timers: Timers,
+    pub counters: PacketCounters,
+    pub window: WindowMeasure,
+    pub snapshot: SampleSnapshot,
+}
+
+impl Flow {
+    /// A flow with its counters at zero.
+    pub fn new(id: Identity, app: App, route: Route, schedule: Schedule, access_delay_ns: u64, delack_timeout: Duration) -> Flow {
+        Flow {
+            id,
+            app,
+            route,
+            schedule,
+            access_delay_ns,
+            timers: Timers { delack_timeout, rto_scheduled: None, delack_scheduled: None },
+            counters: PacketCounters::default(),
+            window: WindowMeasure::default(),
+            snapshot: SampleSnapshot::default(),
+        }
+    }
+
+    /// Unique payload bytes delivered to the receiving application (in order for TCP).
+    pub fn delivered_bytes(&self) -> u64 {
+        match &self.app {
+            App::Tcp { receiver, .. } => receiver.rcv_nxt(),
+            App::Stream { sink, .. } => sink.payload_bytes,
+            App::Web(_) => 0,
+        }
+    }
+
+    /// (data packets, payload bytes, wire bytes) sent by the source.
+    pub fn sent(&self) -> (u64, u64, u64) {
+        match &self.app {
+            App::Tcp { sender, .. } => {
+                let s = sender.stats();
+                (s.data_pkts_sent, s.payload_bytes_sent, s.wire_bytes_sent)
+            }
+            App::Stream { source, .. } => (source.packets_sent, source.payload_sent(), source.wire_bytes_sent),
+            App::Web(_) => (0, 0, 0),
+        }
+    }
+
+    pub fn acks_sent(&self) -> u64 {
+        match &self.app {
+            App::Tcp { receiver, .. } => receiver.acks_sent(),
+            App::Stream { .. } | App::Web(_) => 0,
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The end-of-run summaries: one row per flow, one per link, the run's scalars, and the algorithm
+//! parameters each flow used.
+
+use std::time::Duration;
+
+use ccsim_cc::Time;
+
+use crate::link::Link;
+use crate::scenario::{FlowKind, Scenario};
+use crate::sim::flow::{App, Flow};
+use crate::sim::output::RunStats;
+use crate::table::{Table, TableBuilder};
+
+pub(crate) fn ms(d: Option<Duration>) -> f64 {
+    d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+}
+
+/// The flow summary table and the goodputs the run's scalars are computed from.
+pub(crate) struct FlowSummary {
+    pub table: Table,
+    /// Goodput of each TCP flow active in the window (Jain's index is over these).
+    pub tcp_goodputs: Vec<f64>,
+    pub total_goodput: f64,
+}
+
+pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Time) -> FlowSummary {
+    let window_s = (measure_end - measure_start).as_secs_f64();
+    let mut fs = TableBuilder::default();
+    let mut tcp_goodputs = Vec::new();
+    let mut total_goodput = 0.0;
+    for (i, f) in flows.iter().enumerate() {
+        if matches!(f.app, App::Web(_)) {
+            continue; // the generator itself moves no data: its transfers have rows of their own
+        }
+        let (id, sched, c) = (&f.id, &f.schedule, &f.counters);
+        let delivered = f.delivered_bytes();
+        let end_rcv = f.window.rcv_at_end.unwrap_or(delivered);
+        let goodput = (end_rcv - f.window.rcv_at_start.min(end_rcv)) as f64 * 8.0 / window_s;
+        let active_in_window = sched.intervals.iter().any(|&(a, b)| a < measure_end && b > measure_start);
+        // Jain's index is over the TCP flows: streams do not compete for a share.
+        if active_in_window && id.kind == FlowKind::Tcp {
+            tcp_goodputs.push(goodput);
+        }
+        total_goodput += goodput;
+        let (sent_pkts, _, _) = f.sent();
+        let h = &f.window.rtt_hist;
+        let q = |x: f64| h.quantile(x) / 1e6;
+        let kind = match id.kind {
+            FlowKind::Tcp => "tcp",
+            FlowKind::Cbr => "cbr",
+            FlowKind::Voip => "voip",
+            FlowKind::Web => "web",
+        };
+        let (retransmits, fast_retransmits, timeouts, (rtt_min, rtt_max)) = match &f.app {
+            App::Tcp { sender, .. } => {
+                let s = sender.stats();
+                (s.retransmits, s.fast_retransmits, s.timeouts, sender.rtt_range())
+            }
+            App::Stream { .. } | App::Web(_) => (0, 0, 0, (None, None)),
+        };
+        fs.u64("flow", i as u64)
+            .str("name", &id.name)
+            .str("kind", kind)
+            .str("algorithm", &id.algorithm)
+            .f64("start_s", sched.start.as_secs_f64())
+            .f64("stop_s", sched.stop.as_secs_f64())
+            .f64("access_delay_ms", f.access_delay_ns as f64 / 1e6)
+            .f64("goodput_bps", goodput)
+            .u64("bytes_delivered", delivered)
+            .u64("data_pkts_sent", sent_pkts)
+            .u64("retransmits", retransmits)
+            .u64("fast_retransmits", fast_retransmits)
+            .u64("timeouts", timeouts)
+            .u64("drops_queue", c.drops_queue)
+            .u64("drops_random", c.drops_random)
+            .f64("loss_rate", if sent_pkts == 0 { 0.0 } else { c.data_dropped_pkts as f64 / sent_pkts as f64 })
+            .f64("rtt_mean_ms", h.mean() / 1e6)
+            .f64("rtt_p50_ms", q(0.5))
+            .f64("rtt_p95_ms", q(0.95))
+            .f64("rtt_p99_ms", q(0.99))
+            .f64("rtt_min_ms", ms(rtt_min))
+            .f64("rtt_max_ms", ms(rtt_max))
+            .f64("fct_s", match (sched.bytes, sched.completed_at) {
+                (Some(_), Some(t)) => (t - sched.start).as_secs_f64(),
+                _ => f64::NAN,
+            })
+            .bool("completed", sched.completed_at.is_some());
+        // Streams: what a VoIP or video application sees at the receiver (NaN for TCP).
+        let (owd, jitter_ms, lost) = match &f.app {
+            App::Stream { sink, .. } => (Some(&sink.owd_hist), sink.jitter_ns / 1e6, sink.lost() as f64),
+            App::Tcp { .. } | App::Web(_) => (None, f64::NAN, f64::NAN),
+        };
+        let oq = |x: f64| owd.map_or(f64::NAN, |h| h.quantile(x) / 1e6);
+        fs.f64("owd_mean_ms", owd.map_or(f64::NAN, |h| h.mean() / 1e6))
+            .f64("owd_p50_ms", oq(0.5))
+            .f64("owd_p95_ms", oq(0.95))
+            .f64("owd_p99_ms", oq(0.99))
+            .f64("owd_max_ms", owd.map_or(f64::NAN, |h| if h.count() == 0 { f64::NAN } else { h.max() as f64 / 1e6 }))
+            .f64("jitter_ms", jitter_ms)
+            .f64("stream_lost_pkts", lost);
+    }
+    FlowSummary { table: fs.finish(), tcp_goodputs, total_goodput }
+}
+
+pub(crate) fn link_summary(links: &[Link], window_s: f64) -> Table {
+    let mut ls = TableBuilder::default();
+    for l in links {
+        let c = &l.window;
+        let h = &l.qdelay_hist;
+        let q = |x: f64| h.quantile(x) / 1e6;
+        ls.str("link", &l.name)
+            .u64("rate_bps", l.rate_bps)
+            .f64("utilisation", c.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s))
+            .f64("qdelay_mean_ms", h.mean() / 1e6)
+            .f64("qdelay_p50_ms", q(0.5))
+            .f64("qdelay_p95_ms", q(0.95))
+            .f64("qdelay_p99_ms", q(0.99))
+            .f64("qdelay_max_ms", h.max() as f64 / 1e6)
+            .u64("arrivals", c.arrivals)
+            .u64("departures", c.departures)
+            .u64("drops_queue", c.drops_queue)
+            .u64("drops_random", c.drops_random)
+            .f64("loss_rate", if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 })
+            .u64("drops_early", c.drops_early);
+    }
+    ls.finish()
+}
+
+/// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck.
+pub(crate) fn run_summary(flows: &FlowSummary, b: &Link, window_s: f64, stats: &RunStats) -> Vec<(String, f64)> {
+    let total_goodput = flows.total_goodput;
+    vec![
+        ("jain_index".to_string(), jain_index(&flows.tcp_goodputs)),
+        ("total_goodput_bps".to_string(), total_goodput),
+        ("bottleneck_rate_bps".to_string(), b.rate_bps as f64),
+        ("bottleneck_utilisation".to_string(), b.window.tx_bytes as f64 * 8.0 / (b.rate_bps as f64 * window_s)),
+        ("goodput_share_of_capacity".to_string(), total_goodput / b.rate_bps as f64),
+        ("bottleneck_qdelay_mean_ms".to_string(), b.qdelay_hist.mean() / 1e6),
+        ("bottleneck_qdelay_p95_ms".to_string(), b.qdelay_hist.quantile(0.95) / 1e6),
+        ("bottleneck_drops_queue".to_string(), b.window.drops_queue as f64),
+        ("bottleneck_drops_random".to_string(), b.window.drops_random as f64),
+        ("events".to_string(), stats.events as f64),
+        ("bottleneck_packets".to_string(), stats.bottleneck_packets as f64),
+    ]
+}
+
+/// Parameters actually used, defaults filled in: once per scenario flow (a web generator's
+/// transfers share its parameters).
+pub(crate) fn params_used(scenario: &Scenario, flows: &[Flow]) -> Vec<(String, String, Vec<(String, String)>)> {
+    let mut params_used = Vec::new();
+    for f in flows.iter().filter(|f| !f.id.background) {
+        let spec = &scenario.flows[f.id.spec];
+        let info = ccsim_cc::catalog().into_iter().find(|a| a.name == spec.algorithm);
+        let mut used = Vec::new();
+        if let Some(info) = info {
+            for p in info.params {
+                let v = spec.params.get(p.name).map(|v| v.to_string()).unwrap_or_else(|| p.default.to_string());
+                used.push((p.name.to_string(), v));
+            }
+        }
+        params_used.push((f.id.name.clone(), spec.algorithm.clone(), used));
+    }
+    params_used
+}
+
+/// Jain's fairness index (sum x)^2 / (n * sum x^2); 1 for a single flow, NaN for none.
+pub fn jain_index(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let sum: f64 = x.iter().sum();
+    let sq: f64 = x.iter().map(|v| v * v).sum();
+    if x.is_empty() || sq == 0.0 {
+        f64::NAN
+    } else {
+        sum * sum / (n * sq)
+    }
+}

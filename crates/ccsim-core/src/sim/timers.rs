@@ -1,0 +1,72 @@
+//! The TCP timer events. Timers are lazy: the sender and receiver move their deadlines freely; the
+//! loop keeps one event at or before each deadline and, when it fires, re-arms or acts as due.
+
+use crate::event::Event;
+use crate::sim::flow::App;
+use crate::sim::Simulation;
+
+impl Simulation {
+    /// Puts the sender's new packets on its first link and keeps its RTO timer event in place.
+    pub(super) fn transmit_from_sender(&mut self, f: u32) {
+        let mut out = std::mem::take(&mut self.out);
+        for pkt in out.drain(..) {
+            self.enqueue_on_route(pkt);
+        }
+        self.out = out;
+        let flow = &mut self.flows[f as usize];
+        let App::Tcp { sender, .. } = &flow.app else { return };
+        if let Some(d) = sender.rto_deadline() {
+            if flow.timers.rto_scheduled.map_or(true, |s| s > d) {
+                flow.timers.rto_scheduled = Some(d);
+                self.events.schedule(d, Event::RtoTimer(f));
+            }
+        }
+    }
+
+    pub(super) fn sync_delack_timer(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        let App::Tcp { receiver, .. } = &flow.app else { return };
+        if let Some(d) = receiver.delack_deadline() {
+            if flow.timers.delack_scheduled.map_or(true, |s| s > d) {
+                flow.timers.delack_scheduled = Some(d);
+                self.events.schedule(d, Event::DelayedAck(f as u32));
+            }
+        }
+    }
+
+    /// The event may be stale (the deadline moved); re-arm or fire as due.
+    pub(super) fn on_rto_timer(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.timers.rto_scheduled == Some(now) {
+            flow.timers.rto_scheduled = None;
+        }
+        let App::Tcp { sender, .. } = &mut flow.app else { return };
+        match sender.rto_deadline() {
+            Some(d) if d <= now => {
+                sender.on_rto(now, &mut self.out);
+                self.transmit_from_sender(f);
+            }
+            Some(d) => {
+                if flow.timers.rto_scheduled.map_or(true, |s| s > d) {
+                    flow.timers.rto_scheduled = Some(d);
+                    self.events.schedule(d, Event::RtoTimer(f));
+                }
+            }
+            None => {}
+        }
+    }
+
+    pub(super) fn on_delack_timer(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.timers.delack_scheduled == Some(now) {
+            flow.timers.delack_scheduled = None;
+        }
+        let App::Tcp { receiver, .. } = &mut flow.app else { return };
+        if let Some(ack) = receiver.on_delack_timer(now) {
+            self.enqueue_on_route(ack);
+        }
+        self.sync_delack_timer(f as usize);
+    }
+}

@@ -1,0 +1,108 @@
+//! Applications starting, stopping and emitting: TCP senders, CBR/VoIP streams, and the web
+//! generator's transfers.
+
+use ccsim_cc::Time;
+
+use crate::error::SimError;
+use crate::event::Event;
+use crate::scenario::FlowKind;
+use crate::sim::flow::{App, Flow, Identity, Schedule};
+use crate::sim::web::{next_arrival, transfer_size};
+use crate::sim::Simulation;
+use crate::tcp::{Receiver, Sender};
+use crate::topology::{self, Route};
+
+impl Simulation {
+    pub(super) fn on_flow_start(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        match &mut flow.app {
+            App::Tcp { sender, .. } => {
+                if now == flow.schedule.start {
+                    sender.start(now, &mut self.out);
+                } else {
+                    sender.resume(now, &mut self.out);
+                }
+                self.transmit_from_sender(f);
+            }
+            App::Stream { source, active, .. } => {
+                *active = true;
+                let first = source.start(now);
+                self.events.schedule(first, Event::StreamEmit(f));
+            }
+            App::Web(g) => {
+                g.active = true;
+                let next = next_arrival(&self.scenario.flows[flow.id.spec], &mut g.rng, now);
+                self.events.schedule(next, Event::WebArrival(f));
+            }
+        }
+    }
+
+    pub(super) fn on_flow_stop(&mut self, f: u32) {
+        match &mut self.flows[f as usize].app {
+            App::Tcp { sender, .. } => sender.stop(),
+            App::Stream { active, .. } => *active = false,
+            App::Web(g) => g.active = false,
+        }
+    }
+
+    pub(super) fn on_stream_emit(&mut self, f: u32) {
+        let now = self.now;
+        let App::Stream { source, active, .. } = &mut self.flows[f as usize].app else { return };
+        if !*active {
+            return;
+        }
+        let (pkt, next) = source.emit(now);
+        self.enqueue_on_route(pkt);
+        if next < self.end {
+            self.events.schedule(next, Event::StreamEmit(f));
+        }
+    }
+
+    /// A web transfer starts: a new finite TCP flow on the generator's links; then the next arrival.
+    /// A transfer whose algorithm cannot be built is an error (see `web.rs`), never skipped.
+    pub(super) fn on_web_arrival(&mut self, g: u32) -> Result<(), SimError> {
+        let now = self.now;
+        if now >= self.end {
+            return Ok(());
+        }
+        let generator = &mut self.flows[g as usize];
+        let spec_index = generator.id.spec;
+        let spec = &self.scenario.flows[spec_index];
+        let App::Web(web) = &mut generator.app else { unreachable!("web arrival event for a flow that is no web generator") };
+        if !web.active {
+            return Ok(());
+        }
+        let k = web.spawned;
+        web.spawned += 1;
+        let size = transfer_size(spec, &mut web.rng);
+        let next = next_arrival(spec, &mut web.rng, now);
+        let cc = web.transfers.build(&spec.tcp, ccsim_cc::Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)))?;
+        let id = self.flows.len() as u32;
+        let generator = &self.flows[g as usize];
+        let transfer = Flow::new(
+            Identity { name: format!("{}#{k}", generator.id.name), kind: FlowKind::Web, algorithm: spec.algorithm.clone(), spec: spec_index, background: true },
+            App::Tcp {
+                sender: Sender::new(id, &spec.tcp, cc, Some(size)),
+                receiver: Receiver::new(id, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
+            },
+            Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },
+            Schedule::new(vec![(now, self.end)], Some(size)),
+            generator.access_delay_ns,
+            generator.timers.delack_timeout,
+        );
+        self.flows.push(transfer);
+        self.start_transfer(id, now);
+        if next < self.end {
+            self.events.schedule(next, Event::WebArrival(g));
+        }
+        Ok(())
+    }
+
+    fn start_transfer(&mut self, id: u32, now: Time) {
+        if let App::Tcp { sender, .. } = &mut self.flows[id as usize].app {
+            sender.start(now, &mut self.out);
+        }
+        self.transmit_from_sender(id);
+    }
+}

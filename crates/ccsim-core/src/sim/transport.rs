@@ -1,0 +1,107 @@
+//! Packets along their routes: from link to link, dropped with the cause counted, and handed to the
+//! receiving end (data) or the sender (ACKs) after the last hop.
+
+use crate::event::Event;
+use crate::link::Drop;
+use crate::packet::{Packet, PacketKind};
+use crate::sim::flow::App;
+use crate::sim::Simulation;
+
+impl Simulation {
+    pub(super) fn on_link_deliver(&mut self, l: u32) {
+        let in_window = self.recorder.in_window(self.now);
+        let link = &mut self.links[l as usize];
+        let mut pkt = link.deliver_head(self.now, in_window);
+        if let Some(t) = link.head_arrival() {
+            self.events.schedule(t, Event::LinkDeliver(l));
+        }
+        if l == self.bottleneck {
+            self.recorder.stats.bottleneck_packets += 1;
+        }
+        let f = pkt.flow as usize;
+        let route_len = match pkt.kind {
+            PacketKind::Data => self.flows[f].route.forward.len(),
+            PacketKind::Ack => self.flows[f].route.reverse.len(),
+        };
+        pkt.hop += 1;
+        if (pkt.hop as usize) < route_len {
+            self.enqueue_on_route(pkt);
+            return;
+        }
+        match pkt.kind {
+            PacketKind::Data => self.deliver_data(pkt),
+            PacketKind::Ack => self.deliver_ack(pkt),
+        }
+    }
+
+    /// Puts `pkt` on the link of its next hop; a drop is counted against its flow.
+    pub(super) fn enqueue_on_route(&mut self, pkt: Packet) {
+        let f = pkt.flow as usize;
+        let route = match pkt.kind {
+            PacketKind::Data => &self.flows[f].route.forward,
+            PacketKind::Ack => &self.flows[f].route.reverse,
+        };
+        let l = route[pkt.hop as usize];
+        let in_window = self.recorder.in_window(self.now);
+        match self.links[l as usize].enqueue(self.now, pkt, in_window) {
+            Ok(Some(t)) => self.events.schedule(t, Event::LinkDeliver(l)),
+            Ok(None) => {}
+            Err(why) => {
+                let c = &mut self.flows[f].counters;
+                match why {
+                    Drop::Queue => c.drops_queue += 1,
+                    Drop::Random => c.drops_random += 1,
+                }
+                match pkt.kind {
+                    PacketKind::Data => {
+                        c.data_dropped_pkts += 1;
+                        c.data_dropped_payload += pkt.len as u64;
+                    }
+                    PacketKind::Ack => c.acks_dropped += 1,
+                }
+            }
+        }
+    }
+
+    fn deliver_data(&mut self, pkt: Packet) {
+        let f = pkt.flow as usize;
+        let now = self.now;
+        let in_window = self.recorder.in_window(now);
+        let flow = &mut self.flows[f];
+        flow.counters.data_delivered_pkts += 1;
+        flow.counters.data_delivered_payload += pkt.len as u64;
+        let ack = match &mut flow.app {
+            App::Tcp { receiver, .. } => {
+                let ack = receiver.on_data(now, &pkt, flow.timers.delack_timeout);
+                let sched = &mut flow.schedule;
+                if sched.completed_at.is_none() && sched.bytes.is_some_and(|b| receiver.rcv_nxt() >= b) {
+                    sched.completed_at = Some(now);
+                }
+                ack
+            }
+            App::Stream { sink, .. } => {
+                sink.on_packet(now, &pkt, in_window);
+                None
+            }
+            App::Web(_) => None, // a generator sends nothing itself
+        };
+        if let Some(ack) = ack {
+            self.enqueue_on_route(ack);
+        }
+        self.sync_delack_timer(f);
+    }
+
+    fn deliver_ack(&mut self, pkt: Packet) {
+        let f = pkt.flow as usize;
+        let now = self.now;
+        let in_window = self.recorder.in_window(now);
+        let flow = &mut self.flows[f];
+        flow.counters.acks_delivered += 1;
+        let App::Tcp { sender, .. } = &mut flow.app else { return };
+        let rtt = sender.on_ack(now, &pkt, &mut self.out);
+        if let (Some(r), true) = (rtt, in_window) {
+            flow.window.rtt_hist.record(r.as_nanos() as u64);
+        }
+        self.transmit_from_sender(f as u32);
+    }
+}

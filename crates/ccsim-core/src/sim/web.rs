@@ -1,0 +1,64 @@
+//! Web background traffic: a generator that starts finite TCP transfers at Poisson arrivals with
+//! Pareto sizes, each a flow of its own on the generator's links.
+//!
+//! The transfers' algorithm is built once when the simulation is built ([`TransferFactory::new`]),
+//! so a bad algorithm or parameter is a scenario error before the run starts. Each arrival builds
+//! its own controller (it has its own random stream); should that build fail anyway, the error ends
+//! the run (`Simulation::run_until` returns it) instead of the transfer being skipped.
+
+use std::time::Duration;
+
+use ccsim_cc::{Cc, ParamMap, Rng, Time};
+
+use crate::error::SimError;
+use crate::scenario::{FlowSpec, TcpConfig};
+use crate::sim::params::to_param_map;
+use crate::tcp::Sender;
+use crate::topology;
+
+/// A web generator's state: its random stream (arrivals and sizes) and how many it has started.
+pub(crate) struct WebGenerator {
+    pub rng: Rng,
+    pub active: bool,
+    pub spawned: u64,
+    pub transfers: TransferFactory,
+}
+
+/// The transfers' algorithm and parameters, checked at construction.
+pub(crate) struct TransferFactory {
+    /// The generator's scenario field (`flows[i]`), for errors.
+    field: String,
+    pub(super) algorithm: String,
+    params: ParamMap,
+}
+
+impl TransferFactory {
+    /// Builds one controller for generator `i` of `spec` now, so that a bad algorithm or parameter
+    /// is reported at construction, not at the first arrival.
+    pub fn new(field: &str, i: usize, spec: &FlowSpec, seed: u64) -> Result<TransferFactory, SimError> {
+        let params = to_param_map(field, spec)?;
+        let init = Sender::cc_init(&spec.tcp, Rng::new(seed, topology::streams::flow_cc(i)));
+        ccsim_cc::build(&spec.algorithm, &params, &init).map_err(|e| SimError::from_cc(field, e))?;
+        Ok(TransferFactory { field: field.to_string(), algorithm: spec.algorithm.clone(), params })
+    }
+
+    /// The controller of one transfer, with the transfer's own random stream.
+    pub fn build(&self, tcp: &TcpConfig, rng: Rng) -> Result<Cc, SimError> {
+        ccsim_cc::build(&self.algorithm, &self.params, &Sender::cc_init(tcp, rng)).map_err(|e| SimError::from_cc(&self.field, e))
+    }
+}
+
+/// Time of the next arrival after `now`: exponential gaps at `arrival_rate` per second.
+pub(crate) fn next_arrival(spec: &FlowSpec, rng: &mut Rng, now: Time) -> Time {
+    let rate = spec.arrival_rate.unwrap_or(1.0);
+    now + Duration::from_secs_f64(rng.exponential(1.0 / rate))
+}
+
+/// A transfer's size in bytes. Pareto sizes: x_m = mean (alpha - 1) / alpha, X = x_m U^(-1/alpha),
+/// capped at 1000 means.
+pub(crate) fn transfer_size(spec: &FlowSpec, rng: &mut Rng) -> u64 {
+    let mean = spec.size_mean_bytes.unwrap_or(50_000) as f64;
+    let alpha = spec.size_shape.unwrap_or(1.2);
+    let u = 1.0 - rng.uniform(); // (0, 1]
+    ((mean * (alpha - 1.0) / alpha) * u.powf(-1.0 / alpha)).min(1000.0 * mean).ceil().max(1.0) as u64
+}
