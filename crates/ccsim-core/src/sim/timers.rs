@@ -1,6 +1,8 @@
 //! The TCP timer events. Timers are lazy: the sender and receiver move their deadlines freely; the
 //! loop keeps one event at or before each deadline and, when it fires, re-arms or acts as due.
 
+use ccsim_cc::Time;
+
 use crate::event::Event;
 use crate::sim::flow::App;
 use crate::sim::Simulation;
@@ -16,8 +18,7 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         let App::Tcp { sender, .. } = &flow.app else { return };
         if let Some(d) = sender.rto_deadline() {
-            if flow.timers.rto_scheduled.map_or(true, |s| s > d) {
-                flow.timers.rto_scheduled = Some(d);
+            if needs_event(&mut flow.timers.rto_scheduled, d) {
                 self.events.schedule(d, Event::RtoTimer(f));
             }
         }
@@ -27,8 +28,7 @@ impl Simulation {
         let flow = &mut self.flows[f];
         let App::Tcp { receiver, .. } = &flow.app else { return };
         if let Some(d) = receiver.delack_deadline() {
-            if flow.timers.delack_scheduled.map_or(true, |s| s > d) {
-                flow.timers.delack_scheduled = Some(d);
+            if needs_event(&mut flow.timers.delack_scheduled, d) {
                 self.events.schedule(d, Event::DelayedAck(f as u32));
             }
         }
@@ -48,8 +48,7 @@ impl Simulation {
                 self.transmit_from_sender(f);
             }
             Some(d) => {
-                if flow.timers.rto_scheduled.map_or(true, |s| s > d) {
-                    flow.timers.rto_scheduled = Some(d);
+                if needs_event(&mut flow.timers.rto_scheduled, d) {
                     self.events.schedule(d, Event::RtoTimer(f));
                 }
             }
@@ -68,5 +67,15 @@ impl Simulation {
             self.enqueue_on_route(ack);
         }
         self.sync_delack_timer(f as usize);
+    }
+}
+
+/// True if deadline `d` needs a new event: none is scheduled at or before it. Notes `d` as scheduled.
+fn needs_event(scheduled: &mut Option<Time>, d: Time) -> bool {
+    if scheduled.map_or(true, |s| s > d) {
+        *scheduled = Some(d);
+        true
+    } else {
+        false
     }
 }
