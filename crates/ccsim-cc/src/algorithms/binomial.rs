@@ -1,7 +1,7 @@
 //! # Binomial congestion control (Bansal & Balakrishnan, IEEE INFOCOM 2001)
 //!
-//! "Binomial Congestion Control Algorithms" (seed 004, `bansal-balakrishnan-2001-binomial.txt`);
-//! ccsim spec `algorithms.md` section 8 and pitfalls 7 and 10; reference code ns-2
+//! "Binomial Congestion Control Algorithms" ([Bansal01] in `docs/bibliography.md`); design notes in
+//! `docs/algorithms/binomial.md`; reference code ns-2
 //! (hbatmit/ns2.35 `tcp/tcp.cc`: `opencwnd()` case 6 = `windowOption_ 6`, `slowdown()`).
 //!
 //! Generalises AIMD: increase inversely proportional to a power k of the window, decrease
@@ -10,7 +10,7 @@
 //!
 //! Rules implemented (windows in packets, real-valued; numbers used again at the code sites):
 //! * (Eq. 2, I) per RTT `w <- w + α/w^k`, applied per ACK as `w <- w + n·α/w^(k+1)` (ns-2 case 6,
-//!   the paper's random-loss model of section 2.3), with n = segments acked by this ACK (spec 8.1,
+//!   the paper's random-loss model of section 2.3), with n = segments acked by this ACK (ccsim choice for
 //!   delayed/stretch ACKs), capped at the scenario's ABC limit L when ABC is on; `increase_per =
 //!   "ack"` uses n = 1 (ns-2 literally, whose test sinks do not delay ACKs).
 //! * (Eq. 2, D) on a loss event (fast retransmit, once per window: the machine calls
@@ -31,7 +31,7 @@
 //! produced.
 //!
 //! Differences from the paper / from ns-2 (and why):
-//! * ns-2's `decrease_num_` is 1 - β (spec 8.2): here `beta` is the paper's β (0.6 ⇔ decrease_num_
+//! * ns-2's `decrease_num_` is 1 - β (ns-2 `tcp.cc`): here `beta` is the paper's β (0.6 ⇔ decrease_num_
 //!   0.4). ns-2 also halves cwnd (not ssthresh) whenever decrease_num_ == 0.5; not reproduced (it is
 //!   an artefact of ns-2 defaults, not the algorithm).
 //! * ns-2 truncates ssthresh to whole packets (`(int) decreasewin`) while keeping cwnd real; the
@@ -99,7 +99,7 @@ pub fn params() -> Vec<ParamSpec> {
             "increase_per",
             "segment",
             &["segment", "ack"],
-            "per-ACK increase alpha/w^(k+1) times segments acked (spec 8.1, ABC-capped) or once per ACK (ns-2 opencwnd)",
+            "per-ACK increase alpha/w^(k+1) times segments acked (ABC-capped) or once per ACK (ns-2 opencwnd)",
         ),
         ParamSpec::boolean(
             "allow_unstable_l",

@@ -5,7 +5,7 @@
 //! queueing delay h_r), eq. (3) (shadow window), eq. (4) (loss response), with the backoff
 //! probability g of Fig. 1 (Budzisz et al., see [`super::delay_probability`]). Reference code: FreeBSD
 //! `sys/netinet/cc/cc_chd.c` (FreeBSD 9, the code the paper's experiments ran), with the h_ertt
-//! marked-packet round. Spec `algorithms.md` sections 1.1-1.3 and 4.
+//! marked-packet round. Bibliography keys [Hayes10], [FreeBSD-cc] (`docs/bibliography.md`).
 //!
 //! Rules implemented (windows in bytes, FreeBSD order of operations):
 //! * **Round (eq. 2).** At the end of each marked-packet round (`on_round`; the decision is taken in
@@ -35,7 +35,7 @@
 //! `q_th_ms` 30, `use_max` true, `loss_fair` true, `shadow_init` cwnd, `loss_delay` partial_round,
 //! `restore_shadow` loss_compete, `tolerated_loss_exit` newreno, `rtt_tick_ms` 0.
 //!
-//! Differences from the paper / from the reference code, and why (spec 4.3):
+//! Differences from the paper / from the reference code, and why:
 //! * **Shadow window start:** the paper initialises s "at the first hint of competing"; the code (what
 //!   the experiments ran) sets s = w at connection start. Default = code; `shadow_init = zero` = paper.
 //! * **Loss test (eq. 4):** the paper tests "the last recorded h_r"; the code tests the current,
@@ -62,7 +62,7 @@
 //! * **After an RTO** FreeBSD leaves recovery at once and could take delay decisions in the following
 //!   slow start; ccsim's `in_recovery` stays true until `recover` is acked, so CHD takes none then.
 //! * **p_max** is a real per-round probability (paper 0.25; FreeBSD integer percent, sysctl default
-//!   50 %, pitfall 3); **q_th** 30 ms (paper runs; FreeBSD default 20 ticks). `rtt_tick_ms = 1` gives
+//!   50 %, not the paper's value); **q_th** 30 ms (paper runs; FreeBSD default 20 ticks). `rtt_tick_ms = 1` gives
 //!   FreeBSD's 1 ms ticks with +1 tick per sample. Per-flow seeded random stream, not the kernel's.
 
 use std::time::Duration;

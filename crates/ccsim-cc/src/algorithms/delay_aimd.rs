@@ -1,8 +1,8 @@
 //! # Delay-based AIMD on the H-TCP increase (Leith, Shorten, McCullagh, Heffner, Dunn, Baker 2007)
 //!
 //! Paper: D. Leith et al., "Delay-based AIMD congestion control", PFLDnet 2007
-//! (`/work/shared/papers/leith-2007-delay-based-aimd.txt`), Algorithm 1 and eqs. (1)-(7). No public
-//! code exists (the authors' Linux 2.6.17 module was not found); spec `algorithms.md` section 5.
+//! ([Leith07] in `docs/bibliography.md`), Algorithm 1 and eqs. (1)-(7). No public code exists (the
+//! authors' Linux 2.6.17 module was not found); the choices are listed in `docs/algorithms/delay_aimd.md`.
 //!
 //! Per ACK carrying an RTT sample `RTT` (Algorithm 1, line numbers in brackets; windows in packets in
 //! the paper, bytes here):
@@ -24,17 +24,17 @@
 //! * Packet loss: `w = β·w` (**eqs. (1), (6)**, third case), `ssthresh = w`, `t_b = now`.
 //!
 //! Parameters: see [`params`]. τ̄0 = 20 ms (Figs 2-4; Fig 7 used 50 ms). The paper gives no value for
-//! δ, γ, Δ0, w0 or a: the engineering defaults of the spec (5.3) are used, each a parameter: δ = 0.75
+//! δ, γ, Δ0, w0 or a: ccsim's engineering defaults are used, each a parameter: δ = 0.75
 //! (the only value shown, Fig. 4), γ = 0.5, Δ0 = max(RTTmax − RTTmin, RTTmin), w0_pkts = 4 packets,
 //! a = 0.001 (RTTmax decays 1 ms per second).
 //!
 //! Differences from the paper, and choices where it is silent (why):
 //! * **Thresholds.** Eq. (6)'s text backs off when τ ≥ τ0 (adaptive); Algorithm 1 line 22 uses the
 //!   baseline τ̄0 for the backoff and the adaptive τ0 only for the increase gate. Default: the listing
-//!   (spec recommendation); `backoff_threshold = "adaptive"` gives the eq. (6) reading. With γ = 0 both
+//!   (the algorithm as printed); `backoff_threshold = "adaptive"` gives the eq. (6) reading. With γ = 0 both
 //!   coincide with eq. (1).
 //! * **Delay signal.** Section II-A says `τ = sRTT − RTTmin`; Algorithm 1 uses the per-ACK RTT.
-//!   Default the raw sample (listing, pitfall 1); `delay_signal = "srtt"` uses the machine's RFC 6298
+//!   Default the raw sample (the listing; smoothing would hide the queue build-up the rule reacts to); `delay_signal = "srtt"` uses the machine's RFC 6298
 //!   SRTT in lines 3-5 (RTTmin stays the minimum raw sample, as the paper defines it).
 //! * **Line 8** is garbled ("if τ = T̂max"); read with the text of section IV ("when RTT > RTTmax"): the
 //!   sample raised RTTmax in line 3. Eq. (7) uses the baseline τ̄0 (the set point the queue should not
@@ -49,8 +49,8 @@
 //!   listing's Δ0-only limiter.
 //! * **Time origin.** Δ and the Δ0 timer start at the connection start, which the seam does not give:
 //!   the send time of the first acknowledged segment (first ACK time minus its RTT sample) is used.
-//! * **δ default** 1, i.e. eq. (3) β = RTTmin/RTT, the paper's setting for Figs 2, 3, 6-8 (the spec
-//!   suggested 0.75, the value of Fig. 4 only). 0.75 makes RTTmin self-correcting but cuts each
+//! * **δ default** 1, i.e. eq. (3) β = RTTmin/RTT, the paper's setting for Figs 2, 3, 6-8 (0.75 is
+//!   shown, the value of Fig. 4 only). 0.75 makes RTTmin self-correcting but cuts each
 //!   backoff ~25 % below the BDP: in ccsim on the Fig. 2 path utilisation is 0.86-0.89 with 0.75 and
 //!   0.99 with 1. See `docs/algorithms/delay_aimd.md`.
 //! * **Recovery.** No delay backoff while the machine is in fast recovery (the loss backoff already
@@ -59,7 +59,7 @@
 //! * **Per-ACK counting.** The listing's per-ACK rules (lines 3, 12, 14, 19) count ACKs; here they
 //!   count ABC-limited bytes like [`crate::reno::RenoIncrease`] (`min(acked, L·MSS)`, or one MSS per ACK
 //!   with ABC off), so delayed ACKs do not halve the increase, and RTTmax decays per segment acked so
-//!   `a` is a true rate (pitfall 10).
+//!   `a` is a true rate whatever the ACK ratio.
 //! * **β in the increase** is the per-ACK β of line 5 (not the β of the last backoff as in H-TCP).
 //!   Before the first RTT sample β = 0.5 (standard TCP) for a loss backoff.
 //! * **Floors.** Backoffs never go below 2 MSS (as every TCP's ssthresh); the paper has no floor.
@@ -85,10 +85,10 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::positive("tau0_ms", "ms", 20.0, 10_000.0, "baseline queueing-delay threshold tau0-bar for the delay backoff (paper Figs 2-4: 20 ms; Fig 7: 50 ms)"),
         ParamSpec::positive("delta", "", 1.0, 1.0, "backoff scaling delta of eq. 4, beta = min(delta*RTTmin/RTT, beta_max); 1 = eq. 3 (Figs 2, 3, 6-8); < 1 lets RTTmin ratchet down (Fig 4: 0.75)"),
         ParamSpec::positive("beta_max", "", 0.9, 1.0, "cap of the adaptive backoff factor (Algorithm 1 line 5: 0.9)"),
-        ParamSpec::number("gamma", "", 0.5, 0.0, 1.0, "weight of the observed queue in the adaptive increase threshold, eq. 5 (not given; spec default 0.5; 0 = basic algorithm)"),
-        ParamSpec::number("delta0_ms", "ms", 0.0, 0.0, 3_600_000.0, "minimum time between delay backoffs Delta0; 0 = max(RTTmax - RTTmin, RTTmin) (not given; spec default)"),
-        ParamSpec::number("w0_pkts", "pkts", 4.0, 0.0, 1e9, "delay rules apply only above this window (eq. 1; not given; spec default 4)"),
-        ParamSpec::number("a", "s/s", 0.001, 0.0, 1.0, "decay rate of RTTmax towards the current RTT (line 3; not given; spec default 1 ms per s)"),
+        ParamSpec::number("gamma", "", 0.5, 0.0, 1.0, "weight of the observed queue in the adaptive increase threshold, eq. 5 (not given; ccsim default 0.5; 0 = basic algorithm)"),
+        ParamSpec::number("delta0_ms", "ms", 0.0, 0.0, 3_600_000.0, "minimum time between delay backoffs Delta0; 0 = max(RTTmax - RTTmin, RTTmin) (not given; ccsim default)"),
+        ParamSpec::number("w0_pkts", "pkts", 4.0, 0.0, 1e9, "delay rules apply only above this window (eq. 1; not given; ccsim default 4)"),
+        ParamSpec::number("a", "s/s", 0.001, 0.0, 1.0, "decay rate of RTTmax towards the current RTT (line 3; not given; ccsim default 1 ms per s)"),
         ParamSpec::choice("backoff_threshold", "baseline", &["baseline", "adaptive"], "delay backoff when tau >= tau0-bar (Algorithm 1) or >= the adaptive tau0 of eq. 5 (eq. 6 text)"),
         ParamSpec::choice("delay_signal", "rtt", &["rtt", "srtt"], "RTT used for tau, beta and RTTmax: raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (section II-A)"),
         ParamSpec::boolean("limited_slow_start", true, "delay-based limited slow start with max_ssthresh of eq. 7 (section IV); false: Reno slow start"),

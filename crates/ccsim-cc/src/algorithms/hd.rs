@@ -5,7 +5,7 @@
 //! per-packet backoff probability) and Fig. 7 (pseudo-code); as restated by Hayes & Armitage, "Improved
 //! coexistence and loss tolerance for delay based TCP congestion control" (LCN 2010), section III,
 //! eq. (1). Reference code: FreeBSD `sys/netinet/cc/cc_hd.c` (the module Hayes' experiments ran).
-//! Spec `algorithms.md` sections 1.1-1.3 and 3.
+//! Bibliography keys [Budzisz09], [Hayes10], [FreeBSD-cc] (`docs/bibliography.md`).
 //!
 //! Rules implemented (windows in bytes):
 //! * On every ACK of new data (Fig. 7 "on receipt of each ACK"; FreeBSD: `CC_ACK` only, not dupacks):
@@ -25,7 +25,7 @@
 //! `rtt_tick_ms` 0, `halve_from` cwnd.
 //!
 //! Differences from the paper / from the reference code, and why:
-//! * **One Bernoulli trial per ACK of new data, no once-per-RTT limiter** (spec 3.3): FreeBSD's delay
+//! * **One Bernoulli trial per ACK of new data, no once-per-RTT limiter**: FreeBSD's delay
 //!   backoff enters congestion recovery with a stale `snd_recover`, and `tcp_input` leaves it on the
 //!   same ACK, so trials are per ACK as in the paper. Under delayed ACKs a 2-segment ACK is one trial.
 //!   The draw is taken whenever q > q_min (also where g = 0, e.g. at a new maximum), as FreeBSD calls
@@ -37,12 +37,12 @@
 //! * **q_max:** FreeBSD uses `maxrtt − minrtt`, a lifetime maximum, so g = 0 at every new maximum.
 //!   Budzisz's δ_max has "default value 100 ms": `q_max_floor_ms = 100` reads it as a floor
 //!   (q_max = max(100 ms, observed)), which in Budzisz's scenarios (100 ms of buffer) equals "initial
-//!   value, then the running estimate" once the queue has filled (spec 3.4).
+//!   value, then the running estimate" once the queue has filled.
 //! * **w0:** in Fig. 7 but not in the code and never given a value: parameter, default 0 (off).
 //! * **Backoff rounding:** the paper halves; FreeBSD floors to whole segments with a 2-segment floor
 //!   and sets ssthresh to the new cwnd, so the next ACK is a slow-start step (≤ 2 MSS with ABC).
 //! * **Thresholds:** Hayes used q_th = 30 ms; Budzisz's ns-2 runs used δ_min = 5 ms, δ_th = 20 ms
-//!   (Table I; also FreeBSD's sysctl default 20 ticks and pmax 5 %, not used here, pitfall 3).
+//!   (Table I; also FreeBSD's sysctl default 20 ticks and pmax 5 %, not used here: the paper's values are).
 //! * **Clock:** FreeBSD measures in 1 ms ticks with +1 tick per sample; `rtt_tick_ms = 1` reproduces
 //!   the staircase (`floor(rtt/tick) + 1` for the sample, the minimum and the maximum alike).
 //! * **Random stream:** per-flow seeded stream from `CcInit`, not FreeBSD's kernel-global `random()`.

@@ -4,7 +4,8 @@
 //! draft-leith-tcp-htcp-06; the increase law restated as eq. (2) of Leith et al., "Delay-based AIMD
 //! congestion control" (2007). Reference code: Linux `tcp_htcp.c` (torvalds/linux 05909cd9a0c8) with
 //! its defaults `use_rtt_scaling = 1`, `use_bandwidth_switch = 1`, adaptive backoff always on; FreeBSD
-//! `cc_htcp.c` consulted for the differences listed below. Spec: `algorithms.md` section 2.2.
+//! `cc_htcp.c` consulted for the differences listed below. Keys [Leith04], [HTCP-draft], [Linux-htcp] in
+//! `docs/bibliography.md`.
 //!
 //! Rules implemented (windows in bytes, the paper's in packets):
 //! * **Increase** (congestion avoidance), per ACK: `w += α · MSS · counted / w`, i.e. α segments per
@@ -42,7 +43,7 @@
 //!   up to ~10 % on some RTTs, so `linux_fixed_point = true` reproduces them exactly (HZ = 1000,
 //!   RTTs rounded up to whole ms as `usecs_to_jiffies`, packet-counting increase of
 //!   `htcp_cong_avoid`). Default: the real-valued law of the paper, α recomputed on every ACK.
-//! * **Floor of the scaled factor at 1.** The spec's `α·clamp(RTTmin/100 ms, 0.1, 2)` would make a
+//! * **Floor of the scaled factor at 1.** The draft's `α·clamp(RTTmin/100 ms, 0.1, 2)` would make a
 //!   short-RTT flow grow at 0.1 packet/RTT; Linux (`if (!factor) factor = 1`) and FreeBSD
 //!   (`max(1, ...)`) both floor it, which keeps H-TCP Reno-compatible at low speed. Implemented.
 //! * **Δ origin.** Linux restarts `last_cong` when recovery ends (`htcp_state(TCP_CA_Open)` after
@@ -53,8 +54,8 @@
 //!   halving on RTO and restarts Δ only from the second expiry: not offered.
 //! * **FreeBSD defaults** (`adaptive_backoff = 0`, `rtt_scaling = 0`, no bandwidth switch, β from SRTT)
 //!   are reachable with `adaptive_backoff = false`, `rtt_scaling = false`, `bandwidth_switch = false`;
-//!   β then stays 0.5 and α = α_raw. SRTT-based β is not offered (pitfall 1: raw samples).
-//! * ns-3 `TcpHtcp` adds α *bytes* instead of α·MSS per window (spec 2.2): not reproduced.
+//!   β then stays 0.5 and α = α_raw. SRTT-based β is not offered (ccsim gives the algorithms raw RTT samples, see `docs/algorithms/htcp.md`).
+//! * ns-3 `TcpHtcp` adds α *bytes* instead of α·MSS per window (`tcp-htcp.cc`): not reproduced.
 //! * Throughput is counted in bytes of cumulative ACKs (Linux: `pkts_acked`, which is the same for
 //!   full-sized segments); the ABC limit applies to the increase as in every Reno-like algorithm here
 //!   (Linux counts all packets of a stretch ACK).

@@ -1,8 +1,8 @@
 //! # mPERT: PERT with adaptive increase and decrease (Kotla & Reddy, IWQoS 2008)
 //!
-//! As given by Budzisz, Stanojević, Shorten, Baker, IEEE Comm. Letters 2009 (seed 003), section II,
-//! Fig. 2 (pseudo-code) and Table I; ccsim spec `algorithms.md` sections 7.2, 7.2a, 7.3 and 10. The
-//! original Kotla & Reddy paper is not in the seed set; every gap below is a documented choice.
+//! As given by Budzisz, Stanojević, Shorten, Baker, IEEE Comm. Letters 2009 ([Budzisz09] in
+//! `docs/bibliography.md`), section II, Fig. 2 (pseudo-code) and Table I. The original Kotla & Reddy
+//! paper ([Kotla08]) was not available; every gap below is a documented choice.
 //!
 //! mPERT is PERT ([`super::pert`]) that, when the queueing delay suggests loss-based flows share the
 //! bottleneck ("compete" mode), increases faster and backs off less so that it is not starved.
@@ -20,7 +20,7 @@
 //!   with p' the early-response rate and p the loss rate, both "as for TFRC": 1 / weighted mean of
 //!   the last 8 intervals (packets) between events, weights 1,1,1,1,0.8,0.6,0.4,0.2
 //!   ([`super::loss_interval`]). Since both rates are 1/I_mean, `p'/p = I_loss / I_response`.
-//! * (M7) Loss and timeouts: standard Reno (spec 7.2a), as pert (P6); slow start standard, no early
+//! * (M7) Loss and timeouts: standard Reno (the summary is silent), as pert (P6); slow start standard, no early
 //!   response while `cwnd <= ssthresh` or in fast recovery.
 //!
 //! Parameters (defaults): PERT's `t_min_ms` 5, `t_max_ms` 20 (Table I), `p_max` 0.05 (PERT
@@ -46,7 +46,7 @@
 //! * β applies to every early response (Fig. 2), not only in compete mode; it is ≤ 0.5 by
 //!   construction because δ_max ≥ δ_current (the running max includes the samples the filter
 //!   averages) and is clamped to [0, 0.5] defensively. δ_current + δ_max = 0 gives β = 0.
-//! * δ_max from raw samples (`maxRTT - minRTT`, spec pitfall 1; Budzisz's HD uses the same
+//! * δ_max from raw samples (`maxRTT - minRTT`, not a smoothed RTT; Budzisz's HD uses the same
 //!   quantity). `delta_max_from = "smoothed"` tracks the max of δ_current instead (closer to the
 //!   ns-3 port, whose RTT input is already smoothed). The port's floor of 10 ms is replaced by the
 //!   paper's initial value of 100 ms, which δ_max can only exceed.

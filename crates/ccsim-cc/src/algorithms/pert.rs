@@ -1,9 +1,9 @@
 //! # PERT: Probabilistic Early Response TCP (Bhandarkar, Reddy, Zhang, Loguinov, CCR 2007)
 //!
 //! As summarised by Budzisz, Stanojević, Shorten, Baker, "A strategy for fair coexistence of
-//! loss and delay-based congestion control algorithms", IEEE Comm. Letters 2009 (seed 003): section
-//! II, Fig. 1 (the back-off probability) and Table I (parameters); ccsim spec
-//! `algorithms.md` sections 7.1, 7.2a, 7.3 and 10.
+//! loss and delay-based congestion control algorithms", IEEE Comm. Letters 2009 ([Budzisz09] in
+//! `docs/bibliography.md`): section II, Fig. 1 (the back-off probability) and Table I (parameters);
+//! the choices are listed in `docs/algorithms/pert.md`.
 //!
 //! A Reno sender that emulates a RED queue from the end host: on every ACK it estimates the queueing
 //! delay from a heavily smoothed RTT and, with a probability that grows with that delay like RED's
@@ -19,7 +19,7 @@
 //! * (P3) Early response: on an ACK of new data, outside recovery and in congestion avoidance
 //!   (`cwnd > ssthresh`), draw U ~ U[0,1) from the flow's stream; if `U < p` and no response is
 //!   pending: `w <- (1 - 0.35) w`, `ssthresh <- w` (floor 2 MSS).
-//! * (P4) Once per RTT (spec 7.3): after a response, further responses are ignored until the
+//! * (P4) Once per RTT ([Bhandarkar07]): after a response, further responses are ignored until the
 //!   cumulative ACK covers the `snd_nxt` of the response time.
 //! * (P5) Otherwise the Reno increase (RFC 5681 with RFC 3465 ABC, [`crate::reno`]).
 //! * (P6) Loss: standard Reno: ssthresh = max(FlightSize/2, 2 MSS) on fast retransmit and on the first
@@ -32,16 +32,16 @@
 //! Differences from the paper / from the reference code (and why):
 //! * T_max = 20 ms (Budzisz Table I), not the PERT paper's 10 ms: ccsim reproduces Budzisz et al.;
 //!   set `t_max_ms = 10` for the PERT paper.
-//! * The once-per-RTT guard waits for the ACK of `snd_nxt` at response time (spec 7.3). The
+//! * The once-per-RTT guard waits for the ACK of `snd_nxt` at response time. The
 //!   third-party ns-3 port compares against the last ACKed sequence ("any new ACK"), which is not once
 //!   per RTT.
-//! * No early response in slow start or while `cwnd <= ssthresh` (spec 7.2a, as the ns-3 port), nor
+//! * No early response in slow start or while `cwnd <= ssthresh` (as the ns-3 port), nor
 //!   during fast recovery (the machine controls the window there).
 //! * Slow start is `cwnd < ssthresh` (Linux `tcp_in_slow_start`, ns-2 `opencwnd`), not the seam's
-//!   `<=`: an early response sets `ssthresh = cwnd` "so the flow stays in congestion avoidance"
-//!   (spec 7.2a); with `<=` the next ACK would slow-start and add back up to L MSS.
-//! * Delay from raw per-ACK samples filtered only by srtt_0.99 (spec pitfall 1). The ns-3 port filters
-//!   ns-3's SRTT again (double smoothing) and recomputes p on a 1/170 s timer; here p is evaluated per
+//!   `<=`: an early response sets `ssthresh = cwnd` so that the flow stays in congestion
+//!   avoidance; with `<=` the next ACK would slow-start and add back up to L MSS.
+//! * Delay from raw per-ACK samples filtered only by srtt_0.99, the one smoothing PERT defines. The
+//!   ns-3 port filters ns-3's SRTT again (double smoothing) and recomputes p on a 1/170 s timer; here p is evaluated per
 //!   ACK, as Fig. 2 says ("on receipt of each ACK").
 //! * The gentle ramp tops out at 2 T_max. The ns-3 port uses max(2 T_max, 0.65 (maxRTT - minRTT)).
 //! * One trial per ACK (Fig. 2). With delayed ACKs that halves the per-packet response rate; the
@@ -183,7 +183,7 @@ impl SrttFilter {
     }
 }
 
-/// (P4) Once-per-RTT guard of spec 7.3: after a response at time t, nothing until the cumulative ACK
+/// (P4) Once-per-RTT guard ([Bhandarkar07]): after a response at time t, nothing until the cumulative ACK
 /// reaches the `snd_nxt` of time t.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OncePerRtt {

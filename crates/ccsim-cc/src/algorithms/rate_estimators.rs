@@ -1,7 +1,7 @@
 //! # Bandwidth and rate estimators shared by Westwood+ and TCP Limit
 //!
 //! Sender-side estimators of the rate at which the receiver is getting data, all driven by the ACK
-//! stream (spec `algorithms.md` sections 2.3 and 6.1). Rates are `f64` bytes per second; time is the
+//! stream ([Mascolo01], [Grieco04], [Wang02], [Nemeth07] in `docs/bibliography.md`). Rates are `f64` bytes per second; time is the
 //! simulated clock passed in with each ACK.
 //!
 //! * [`AckAccounting`]: how many bytes an ACK "delivers" (Linux `westwood_acked_count`): a duplicate
@@ -12,7 +12,7 @@
 //!   the first sample initialising both; `rtt` = last raw sample, `rtt_min` its minimum, reset to the
 //!   next sample after an RTO.
 //! * [`TustinFilter`]: the discrete low-pass filter of the original Westwood (Mascolo et al., MobiCom
-//!   2001, eq. for b̂_k; spec 2.3) `b̂_k = a_k b̂_{k-1} + (1 - a_k)(b_k + b_{k-1})/2`,
+//!   2001, eq. for b̂_k) `b̂_k = a_k b̂_{k-1} + (1 - a_k)(b_k + b_{k-1})/2`,
 //!   `a_k = (2τ - Δ_k)/(2τ + Δ_k)`, with the paper's *virtual null samples*: when more than τ/m
 //!   passes without an ACK, a zero sample is fed every τ/m (m >= 2, the Nyquist argument of the paper).
 //! * [`PerAckBandwidth`]: Westwood BE (bandwidth estimation): per-ACK sample `d_k / (t_k - t_{k-1})`,

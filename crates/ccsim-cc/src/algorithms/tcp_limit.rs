@@ -3,9 +3,10 @@
 //! A sender-side change to the congestion-avoidance step of NewReno (or of Westwood with Faster
 //! Recovery): the window is held when it exceeds α times the congestion-window equivalent of the
 //! achieved rate, and is forced down to that equivalent now and then so that competing flows converge.
-//! Section III of the paper; spec `algorithms.md` section 6.
+//! Section III of the paper ([Nemeth07] in `docs/bibliography.md`); choices in
+//! `docs/algorithms/tcp_limit.md`.
 //!
-//! Quantities (section III, spec 6.1):
+//! Quantities (section III):
 //! * RE: achieved-rate estimate (Westwood "Rate Estimation", Wang et al., ISCC 2002): per ACK, the
 //!   bytes delivered during the last interval T divided by T, low-pass filtered
 //!   ([`super::rate_estimators::WindowedRate`]).
@@ -37,7 +38,7 @@
 //! (linux). See `docs/algorithms/tcp_limit.md`.
 //!
 //! Differences from the paper (no code is public; every gap is a documented choice):
-//! * **v_target reset** (spec 6.4): line 7 as printed (`v_target ← CWE(RE)`) makes every window
+//! * **v_target reset**: line 7 as printed (`v_target ← CWE(RE)`) makes every window
 //!   excursion to α·CWE(RE) end in a forced decrease, a 10 % sawtooth that contradicts the Fig. 2
 //!   narrative ("the smaller RE is, the larger v_target grows", decreases seconds apart). Default: reset
 //!   to +∞, so the next ACK sets v_target = 2 CWE(NL) − CWE(RE) and it only decreases until the next
@@ -58,7 +59,7 @@
 //!   snd_cwnd) with α·CWE(RE): with a byte window, n + 0.5 segments send n, measure CWE(RE) ≈ n and
 //!   would be held for ever when n < 1/(α − 1) = 10 segments. `compare_whole_segments = false` uses
 //!   the byte window.
-//! * BE: τ = 0.5 s (not given in the seeds; spec 2.3 suggests 0.5–1 s), virtual null samples every
+//! * BE: τ = 0.5 s (not given by the papers; 0.5–1 s is the usual range), virtual null samples every
 //!   τ/m of silence (m = 2, Mascolo et al. 2001). NL = lifetime maximum of BE by default
 //!   (`nl_window_s` > 0: maximum over that many seconds). NL is never taken below RE
 //!   (CWE(NL) ≥ CWE(RE), the narrow link carries at least the achieved rate), so v_target ≥ CWE(RE).
@@ -103,7 +104,7 @@ pub fn params() -> Vec<ParamSpec> {
             "v_target_reset",
             "inf",
             &["inf", "cwe_re"],
-            "v_target after a forced decrease: +inf (spec 6.4 reading of Fig. 2) or CWE(RE) (line 7 as printed)",
+            "v_target after a forced decrease: +inf (reading of Fig. 2) or CWE(RE) (line 7 as printed)",
         ),
         ParamSpec::positive("re_window_rtts", "RTTmin", 1.0, 100.0, "RE interval T in multiples of RTTmin (not in the paper)"),
         ParamSpec::number("re_window_ms", "ms", 0.0, 0.0, 100_000.0, "fixed RE interval T; 0 uses re_window_rtts * RTTmin"),

@@ -5,10 +5,11 @@
 //! section 2, the "3 DUPACKs" and "coarse timeout" pseudocode); C. Casetti et al., "TCP with faster
 //! recovery", MILCOM 2000; L. A. Grieco, S. Mascolo, "Performance evaluation and comparison of
 //! Westwood+, New Reno and Vegas TCP congestion control", CCR 2004 (Westwood+: one sample per RTT);
-//! Linux `tcp_westwood.c` (mainline; the 2.6.14-era version differs only in details, spec 2.3);
+//! Linux `tcp_westwood.c` (mainline; the 2.6.14-era version differs only in details);
 //! eq. (2) of Németh et al. (TCP Limit paper): CWE(BWE) = BWE * RTTmin in bytes.
 //!
-//! Rules implemented (windows in bytes; spec `algorithms.md` section 2.3):
+//! Rules implemented (windows in bytes; keys [Mascolo01], [Grieco04], [Linux-westwood] in
+//! `docs/bibliography.md`):
 //! * Bandwidth estimate (Linux `westwood_update_window`, `westwood_filter`): once per window longer
 //!   than max(RTT, 50 ms), sample = bytes acked in the window / window length; `bw_ns_est ←
 //!   (7 bw_ns_est + sample)/8`, `bw_est ← (7 bw_est + bw_ns_est)/8`; the first sample initialises
