@@ -83,8 +83,10 @@ pub struct AckSample {
     /// Total bytes delivered (cumulatively acked or SACKed) over the connection so far.
     pub delivered_bytes: u64,
     pub snd_una: u64,
-    /// Highest sequence number sent so far plus one (snd_max).
-    pub snd_nxt: u64,
+    /// Highest sequence number sent so far plus one (`snd_max`, as FreeBSD `tp->snd_max`). Not
+    /// `snd_nxt`: after an RTO the machine's `snd_nxt` moves back to `snd_una` for go-back-N
+    /// (RFC 5681 section 3.1), while `snd_max` keeps marking everything ever sent.
+    pub snd_max: u64,
     /// The machine is in fast recovery (RFC 6582 / RFC 6675), from the fast retransmit until the full
     /// ACK. Not set after a retransmission timeout: the window then grows again in slow start, as
     /// FreeBSD (`EXIT_RECOVERY` on `CC_RTO`) and Linux (CA_Loss allows slow start) do.

@@ -27,7 +27,7 @@ pub struct Script<C: CongestionControl> {
     pub in_recovery: bool,
     pub cwnd_limited: bool,
     pub snd_una: u64,
-    pub snd_nxt: u64,
+    pub snd_max: u64,
     pub delivered: u64,
     /// Time that passes before each ACK.
     pub ack_spacing: Duration,
@@ -56,7 +56,7 @@ impl<C: CongestionControl> Script<C> {
             in_recovery: false,
             cwnd_limited: true,
             snd_una: 0,
-            snd_nxt: init.initial_cwnd_bytes,
+            snd_max: init.initial_cwnd_bytes,
             delivered: 0,
             ack_spacing: Duration::from_millis(1),
             rounds: 0,
@@ -72,8 +72,8 @@ impl<C: CongestionControl> Script<C> {
         }
         self.snd_una += bytes_acked;
         self.delivered += bytes_acked;
-        // A cwnd-limited sender refills the window: snd_nxt stays one cwnd ahead.
-        self.snd_nxt = self.snd_nxt.max(self.snd_una + self.w.cwnd_bytes);
+        // A cwnd-limited sender refills the window: snd_max stays one cwnd ahead.
+        self.snd_max = self.snd_max.max(self.snd_una + self.w.cwnd_bytes);
         AckSample {
             now: self.now,
             bytes_acked,
@@ -83,10 +83,10 @@ impl<C: CongestionControl> Script<C> {
             min_rtt: self.min_rtt,
             max_rtt: self.max_rtt,
             srtt: self.rtt,
-            bytes_in_flight: self.snd_nxt - self.snd_una,
+            bytes_in_flight: self.snd_max - self.snd_una,
             delivered_bytes: self.delivered,
             snd_una: self.snd_una,
-            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
             in_recovery: self.in_recovery,
             cwnd_limited: self.cwnd_limited,
         }

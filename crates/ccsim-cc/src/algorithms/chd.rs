@@ -17,7 +17,7 @@
 //! * **Delay backoff (eq. 2, eq. 3).** Shadow window first (eq. 3): `s = max(w, s)` if
 //!   `loss_compete` or h_r > h_b (the h_r of the previous backoff), else `s = 0`; then h_b = h_r.
 //!   Then `ssthresh = cwnd = max(ceil(w/MSS/2), 2)·MSS` (FreeBSD `chd_window_decrease`) and
-//!   congestion recovery until `snd_nxt` at the backoff is acknowledged: no delay decision meanwhile,
+//!   congestion recovery until `snd_max` at the backoff is acknowledged: no delay decision meanwhile,
 //!   and losses in it are tolerated. No increase on the backoff ACK.
 //! * **Increase (eq. 2 second case).** NewReno slow start / congestion avoidance through
 //!   [`RenoIncrease`] (ABC as the scenario says); without ABC, FreeBSD's CHD adds one MSS per round in
@@ -57,7 +57,7 @@
 //!   (`RenoIncrease`); the code does not test cwnd-limitation. Growth does continue during the
 //!   congestion recovery after a delay backoff, as in the code.
 //! * **Congestion recovery** ends, as FreeBSD `tcp_input`, after processing the first ACK with
-//!   snd_una >= snd_nxt-at-backoff (a round ending on that ACK is still not decided). `snd_nxt` comes
+//!   snd_una >= snd_max-at-backoff (a round ending on that ACK is still not decided). `snd_max` comes
 //!   from the `AckSample` of the backoff ACK.
 //! * **After an RTO** FreeBSD leaves recovery at once and could take delay decisions in the following
 //!   slow start; ccsim's `in_recovery` stays true until `recover` is acked, so CHD takes none then.
@@ -287,7 +287,7 @@ impl Chd {
         w.set_cwnd(new);
         self.increase.reset();
         self.cong_recovery = true;
-        self.cong_recover_seq = ack.snd_nxt;
+        self.cong_recover_seq = ack.snd_max;
         self.delay_backoffs += 1;
     }
 

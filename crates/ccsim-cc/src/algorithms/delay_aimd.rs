@@ -43,7 +43,7 @@
 //!   the ACKs of packets that were already queued keep reporting τ ≥ τ̄0 for a whole RTT, which exceeds
 //!   the default Δ0 = max(RTTmax − RTTmin, RTTmin) by the queueing delay itself; a second backoff on
 //!   those stale samples would cut the window twice for one congestion episode. So no delay backoff
-//!   happens until everything sent before the previous one is acknowledged (snd_una > snd_nxt at
+//!   happens until everything sent before the previous one is acknowledged (snd_una > snd_max at
 //!   the backoff: the ACK of the last of those segments is still stale). In a packet-level check on
 //!   the Fig. 2 path (1 flow) the guard lifts utilisation from 0.67 to 0.87. Off reproduces the
 //!   listing's Δ0-only limiter.
@@ -238,12 +238,12 @@ impl DelayAimd {
         new_max
     }
 
-    fn backoff(&mut self, w: &mut Window, now: Time, snd_nxt: u64) {
+    fn backoff(&mut self, w: &mut Window, now: Time, snd_max: u64) {
         let target = (self.beta * self.frac.get(w)).max(2.0 * self.mss as f64);
         self.frac.set(w, target); // line 23
         w.ssthresh_bytes = w.cwnd_bytes; // line 24
         self.t_b = Some(now); // line 25
-        self.guard_seq = snd_nxt;
+        self.guard_seq = snd_max;
         self.slow_start.reset();
         self.delay_backoffs += 1;
     }
@@ -315,7 +315,7 @@ impl CongestionControl for DelayAimd {
             // strictly beyond: the ACK of the last segment sent before the backoff is still stale
             let guard_ok = !self.window_guard || ack.snd_una > self.guard_seq;
             if w_pkts > self.w0_pkts && self.tau >= threshold && since > self.delta0() && guard_ok {
-                self.backoff(w, now, ack.snd_nxt);
+                self.backoff(w, now, ack.snd_max);
             }
         }
     }

@@ -422,7 +422,7 @@ mod tests {
         while s.snd_una < 21_000 {
             s.ack_rtt(MSS, ms(100));
         }
-        assert_eq!(s.metric("early_responses"), Some(2.0), "the ACK of snd_nxt at the response re-arms");
+        assert_eq!(s.metric("early_responses"), Some(2.0), "the ACK of snd_max at the response re-arms");
     }
 
     #[test]

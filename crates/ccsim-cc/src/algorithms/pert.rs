@@ -20,7 +20,7 @@
 //!   (`cwnd > ssthresh`), draw U ~ U[0,1) from the flow's stream; if `U < p` and no response is
 //!   pending: `w <- (1 - 0.35) w`, `ssthresh <- w` (floor 2 MSS).
 //! * (P4) Once per RTT ([Bhandarkar07]): after a response, further responses are ignored until the
-//!   cumulative ACK covers the `snd_nxt` of the response time.
+//!   cumulative ACK covers the `snd_max` of the response time.
 //! * (P5) Otherwise the Reno increase (RFC 5681 with RFC 3465 ABC, [`crate::reno`]).
 //! * (P6) Loss: standard Reno: ssthresh = max(FlightSize/2, 2 MSS) on fast retransmit and on the first
 //!   timeout, held on repeated timeouts (RFC 5681); the machine sets cwnd.
@@ -32,7 +32,7 @@
 //! Differences from the paper / from the reference code (and why):
 //! * T_max = 20 ms (Budzisz Table I), not the PERT paper's 10 ms: ccsim reproduces Budzisz et al.;
 //!   set `t_max_ms = 10` for the PERT paper.
-//! * The once-per-RTT guard waits for the ACK of `snd_nxt` at response time. The
+//! * The once-per-RTT guard waits for the ACK of `snd_max` at response time. The
 //!   third-party ns-3 port compares against the last ACKed sequence ("any new ACK"), which is not once
 //!   per RTT.
 //! * No early response in slow start or while `cwnd <= ssthresh` (as the ns-3 port), nor
@@ -184,7 +184,7 @@ impl SrttFilter {
 }
 
 /// (P4) Once-per-RTT guard ([Bhandarkar07]): after a response at time t, nothing until the cumulative ACK
-/// reaches the `snd_nxt` of time t.
+/// reaches the `snd_max` of time t.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OncePerRtt {
     pub until_seq: Option<u64>,
@@ -200,8 +200,8 @@ impl OncePerRtt {
             }
         }
     }
-    pub fn arm(&mut self, snd_nxt: u64) {
-        self.until_seq = Some(snd_nxt);
+    pub fn arm(&mut self, snd_max: u64) {
+        self.until_seq = Some(snd_max);
     }
 }
 
@@ -272,7 +272,7 @@ impl PertCore {
         }
         let segments = ack.bytes_acked as f64 / w.mss_bytes as f64;
         if self.rng.bernoulli(trial_probability(self.p, segments, self.per_segment)) {
-            self.guard.arm(ack.snd_nxt);
+            self.guard.arm(ack.snd_max);
             self.responses = self.responses.saturating_add(1);
             true
         } else {
@@ -540,7 +540,7 @@ mod tests {
         let mut s = pert_in_ca();
         // q = 100 - 40 = 60 ms: p = 1 (certain response when allowed).
         s.ack_rtt(MSS, ms(100));
-        // Response: cwnd = 0.65 * 20 000 = 13 000, ssthresh = 13 000. snd_nxt at the response
+        // Response: cwnd = 0.65 * 20 000 = 13 000, ssthresh = 13 000. snd_max at the response
         // = snd_una (1000) + cwnd before (20 000) = 21 000.
         assert_eq!(s.w.cwnd_bytes, 13_000);
         assert_eq!(s.w.ssthresh_bytes, 13_000);
@@ -557,7 +557,7 @@ mod tests {
         assert_eq!(s.snd_una, 20_000);
         assert_eq!(s.metric("early_responses"), Some(1.0));
         assert_eq!(s.w.cwnd_bytes, 14_000);
-        // The ACK that covers snd_nxt at response time (21 000): may respond again.
+        // The ACK that covers snd_max at response time (21 000): may respond again.
         s.ack_rtt(MSS, ms(100));
         assert_eq!(s.metric("early_responses"), Some(2.0));
         assert_eq!(s.w.cwnd_bytes, 9_100, "0.65 * 14 000");

@@ -483,7 +483,7 @@ impl Sender {
             bytes_in_flight: self.in_flight(),
             delivered_bytes: self.delivered(),
             snd_una: self.snd_una,
-            snd_nxt: self.snd_max,
+            snd_max: self.snd_max,
             in_recovery: was_in_recovery,
             cwnd_limited: self.cwnd_limited,
         };
