@@ -25,7 +25,7 @@ pub mod time;
 
 use std::time::Duration;
 
-pub use params::{ParamKind, ParamMap, ParamReader, ParamSpec, ParamValue};
+pub use params::{ParamChoice, ParamKind, ParamMap, ParamReader, ParamSpec, ParamValue};
 pub use registry::{build, catalog, AlgorithmInfo, Cc};
 pub use rng::Rng;
 pub use time::Time;

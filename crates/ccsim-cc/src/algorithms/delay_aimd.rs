@@ -80,6 +80,15 @@ use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, 
 
 pub const NAME: &str = "delay_aimd";
 
+crate::param_choice! {
+    /// Delay backoff at τ ≥ τ̄0 (Algorithm 1) or at the adaptive τ0 of eq. (5) (the eq. (6) text).
+    pub enum BackoffThreshold { Baseline = "baseline", Adaptive = "adaptive" }
+}
+crate::param_choice! {
+    /// RTT for τ, β and RTTmax: the raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (§II-A).
+    pub enum DelaySignal { Rtt = "rtt", Srtt = "srtt" }
+}
+
 pub fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::positive("tau0_ms", "ms", 20.0, 10_000.0, "baseline queueing-delay threshold tau0-bar for the delay backoff (paper Figs 2-4: 20 ms; Fig 7: 50 ms)"),
@@ -89,8 +98,8 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::number("delta0_ms", "ms", 0.0, 0.0, 3_600_000.0, "minimum time between delay backoffs Delta0; 0 = max(RTTmax - RTTmin, RTTmin) (not given; ccsim default)"),
         ParamSpec::number("w0_pkts", "pkts", 4.0, 0.0, 1e9, "delay rules apply only above this window (eq. 1; not given; ccsim default 4)"),
         ParamSpec::number("a", "s/s", 0.001, 0.0, 1.0, "decay rate of RTTmax towards the current RTT (line 3; not given; ccsim default 1 ms per s)"),
-        ParamSpec::choice("backoff_threshold", "baseline", &["baseline", "adaptive"], "delay backoff when tau >= tau0-bar (Algorithm 1) or >= the adaptive tau0 of eq. 5 (eq. 6 text)"),
-        ParamSpec::choice("delay_signal", "rtt", &["rtt", "srtt"], "RTT used for tau, beta and RTTmax: raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (section II-A)"),
+        ParamSpec::choice("backoff_threshold", BackoffThreshold::Baseline, "delay backoff when tau >= tau0-bar (Algorithm 1) or >= the adaptive tau0 of eq. 5 (eq. 6 text)"),
+        ParamSpec::choice("delay_signal", DelaySignal::Rtt, "RTT used for tau, beta and RTTmax: raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (section II-A)"),
         ParamSpec::boolean("limited_slow_start", true, "delay-based limited slow start with max_ssthresh of eq. 7 (section IV); false: Reno slow start"),
         ParamSpec::boolean("window_guard", true, "no second delay backoff until the data sent before the previous one is acked (ccsim choice, see docs)"),
         ParamSpec::boolean("rtt_scaling", false, "scale the H-TCP factor by clamp(RTTmin/100 ms, 0.1, 2) as Linux H-TCP (not in eq. 2)"),
@@ -110,8 +119,8 @@ pub struct DelayAimd {
     delta0_fixed: Option<f64>,
     w0_pkts: f64,
     a: f64,
-    backoff_adaptive: bool,
-    use_srtt: bool,
+    backoff_threshold: BackoffThreshold,
+    delay_signal: DelaySignal,
     limited_ss: bool,
     window_guard: bool,
     rtt_scaling: bool,
@@ -151,8 +160,8 @@ impl DelayAimd {
             delta0_fixed: if delta0 > 0.0 { Some(delta0) } else { None },
             w0_pkts: p.f64("w0_pkts"),
             a: p.f64("a"),
-            backoff_adaptive: p.text("backoff_threshold") == "adaptive",
-            use_srtt: p.text("delay_signal") == "srtt",
+            backoff_threshold: p.choice("backoff_threshold"),
+            delay_signal: p.choice("delay_signal"),
             limited_ss: p.bool("limited_slow_start"),
             window_guard: p.bool("window_guard"),
             rtt_scaling: p.bool("rtt_scaling"),
@@ -266,7 +275,7 @@ impl CongestionControl for DelayAimd {
         let mut new_max = false;
         let fresh = match ack.rtt {
             Some(raw) => {
-                let signal = if self.use_srtt { ack.srtt.unwrap_or(raw) } else { raw };
+                let signal = if self.delay_signal == DelaySignal::Srtt { ack.srtt.unwrap_or(raw) } else { raw };
                 let segs = ack.bytes_acked.div_ceil(mss).max(1);
                 new_max = self.measure(w, raw, signal, segs);
                 true
@@ -310,7 +319,7 @@ impl CongestionControl for DelayAimd {
         // Lines 22-25: delay backoff.
         if fresh && !ack.in_recovery {
             let w_pkts = w.cwnd_bytes as f64 / mss as f64;
-            let threshold = if self.backoff_adaptive { self.tau0_adaptive() } else { self.tau0_bar };
+            let threshold = if self.backoff_threshold == BackoffThreshold::Adaptive { self.tau0_adaptive() } else { self.tau0_bar };
             let since = now.saturating_since(self.t_b.unwrap_or(now)).as_nanos() as f64;
             // strictly beyond: the ACK of the last segment sent before the backoff is still stale
             let guard_ok = !self.window_guard || ack.snd_una > self.guard_seq;

@@ -57,6 +57,7 @@
 use std::time::Duration;
 
 use super::delay_probability::{millis_f64, quantise_to_ticks, TwoRegion};
+use super::newreno::HalveFrom;
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
@@ -105,8 +106,7 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "delay_signal",
-            "sample",
-            &["sample", "srtt99"],
+            DelaySignal::Sample,
             "queueing delay from the raw per-ACK RTT (FreeBSD, Hayes) or PERT's srtt_0.99 (Budzisz ns-2 reading)",
         ),
         ParamSpec::number(
@@ -119,18 +119,15 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "halve_from",
-            "cwnd",
-            &["cwnd", "flight"],
+            HalveFrom::Cwnd,
             "loss halving of FreeBSD NewReno (floor(cwnd/2) in MSS) or RFC 5681 FlightSize/2",
         ),
     ]
 }
 
-/// Which delay estimate feeds g(q).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DelaySignal {
-    Sample,
-    Srtt99,
+crate::param_choice! {
+    /// Which delay estimate feeds g(q).
+    enum DelaySignal { Sample = "sample", Srtt99 = "srtt99" }
 }
 
 #[derive(Clone, Debug)]
@@ -140,7 +137,7 @@ pub struct Hd {
     w0_bytes: u64,
     signal: DelaySignal,
     tick: Duration,
-    halve_cwnd: bool,
+    halve_from: HalveFrom,
     abc_limit: u32,
     increase: RenoIncrease,
     rng: Rng,
@@ -168,9 +165,9 @@ impl Hd {
             g: TwoRegion { q_min, q_th, p_max: p.f64("p_max") },
             q_max_floor: p.millis("q_max_floor_ms"),
             w0_bytes,
-            signal: if p.text("delay_signal") == "srtt99" { DelaySignal::Srtt99 } else { DelaySignal::Sample },
+            signal: p.choice("delay_signal"),
             tick: p.millis("rtt_tick_ms"),
-            halve_cwnd: p.text("halve_from") == "cwnd",
+            halve_from: p.choice("halve_from"),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
             rng: init.rng.clone(),
@@ -253,7 +250,7 @@ impl CongestionControl for Hd {
         self.increase.reset();
         self.loss_backoffs += 1;
         let mss = w.mss_bytes;
-        if self.halve_cwnd {
+        if self.halve_from == HalveFrom::Cwnd {
             // FreeBSD NewReno (cong_signal CC_NDUPACK, and the CC_RTO wrapper on every expiry).
             (w.cwnd_bytes / mss / 2).max(2).saturating_mul(mss)
         } else {

@@ -73,6 +73,11 @@ use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, 
 
 pub const NAME: &str = "htcp";
 
+crate::param_choice! {
+    /// Δ counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper).
+    pub enum DeltaFrom { RecoveryExit = "recovery_exit", Loss = "loss" }
+}
+
 /// Linux `HZ` assumed by `linux_fixed_point` (1 jiffy = 1 ms).
 const HZ: u64 = 1000;
 
@@ -89,7 +94,7 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::number("max_rtt_fade", "", 0.95, 0.0, 1.0, "at each congestion event RTTmax <- RTTmin + max_rtt_fade*(RTTmax - RTTmin) (Linux 95/100)"),
         ParamSpec::number("min_rtt_for_beta_ms", "ms", 10.0, 0.0, 10_000.0, "adaptive beta only when RTTmin exceeds this (Linux msecs_to_jiffies(10))"),
         ParamSpec::number("bw_switch_tolerance", "", 0.2, 0.0, 10.0, "relative change of max throughput between epochs that triggers the bandwidth switch (Linux 5*maxB in [4,6]*old_maxB)"),
-        ParamSpec::choice("delta_from", "recovery_exit", &["recovery_exit", "loss"], "Delta counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper)"),
+        ParamSpec::choice("delta_from", DeltaFrom::RecoveryExit, "Delta counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper)"),
         ParamSpec::boolean("linux_fixed_point", false, "reproduce Linux's integer arithmetic (jiffies at HZ=1000, integer factor, beta<<7, per-packet increase); default real-valued law"),
     ]
 }
@@ -109,7 +114,7 @@ pub struct Htcp {
     fade: f64,
     min_rtt_for_beta: Duration,
     bw_tolerance: f64,
-    delta_from_exit: bool,
+    delta_from: DeltaFrom,
     fixed_point: bool,
     abc_limit: u32,
     mss: u64,
@@ -172,7 +177,7 @@ impl Htcp {
             fade: p.f64("max_rtt_fade"),
             min_rtt_for_beta: p.millis("min_rtt_for_beta_ms"),
             bw_tolerance: p.f64("bw_switch_tolerance"),
-            delta_from_exit: p.text("delta_from") == "recovery_exit",
+            delta_from: p.choice("delta_from"),
             fixed_point,
             abc_limit: init.abc_limit_segments,
             mss: init.mss_bytes.max(1),
@@ -453,7 +458,7 @@ impl CongestionControl for Htcp {
             let flight = exit.bytes_in_flight.max(w.mss_bytes);
             w.set_cwnd(w.ssthresh_bytes.min(flight + w.mss_bytes));
         }
-        if self.delta_from_exit {
+        if self.delta_from == DeltaFrom::RecoveryExit {
             self.last_cong = Some(exit.now); // Linux htcp_state(TCP_CA_Open)
         }
     }

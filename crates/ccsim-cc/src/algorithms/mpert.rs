@@ -58,12 +58,17 @@
 //!   `ssthresh = w` stays in congestion avoidance.
 
 use crate::algorithms::loss_interval::IntervalEstimator;
-use crate::algorithms::pert::{self, reno_increase_strict, reno_loss_ssthresh, reduced_window, PertCore};
+use crate::algorithms::pert::{self, reno_increase_strict, reno_loss_ssthresh, reduced_window, HalveFrom, PertCore};
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "mpert";
+
+crate::param_choice! {
+    /// δ_max from raw maxRTT − minRTT (as HD) or from the max of the srtt_0.99 delay estimate.
+    pub enum DeltaMaxFrom { Raw = "raw", Smoothed = "smoothed" }
+}
 
 pub fn params() -> Vec<ParamSpec> {
     let mut v = pert::ramp_params();
@@ -87,8 +92,7 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "delta_max_from",
-            "raw",
-            &["raw", "smoothed"],
+            DeltaMaxFrom::Raw,
             "delta_max tracks raw maxRTT - minRTT (as HD) or the max of the srtt_0.99 delay estimate",
         ),
     ]);
@@ -101,8 +105,8 @@ pub struct MPert {
     core: PertCore,
     alpha_max: f64,
     compete_fraction: f64,
-    delta_max_smoothed: bool,
-    halve_cwnd: bool,
+    delta_max_from: DeltaMaxFrom,
+    halve_from: HalveFrom,
     abc_limit: u32,
     /// Slow-start increase (Reno, ABC).
     increase: RenoIncrease,
@@ -127,8 +131,8 @@ impl MPert {
             core: PertCore::from_params(&p, init)?,
             alpha_max: p.f64("alpha_max"),
             compete_fraction: p.f64("compete_fraction"),
-            delta_max_smoothed: p.text("delta_max_from") == "smoothed",
-            halve_cwnd: p.text("halve_from") == "cwnd",
+            delta_max_from: p.choice("delta_max_from"),
+            halve_from: p.choice("halve_from"),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
             frac_bytes: 0.0,
@@ -196,7 +200,7 @@ impl CongestionControl for MPert {
         }
         self.core.observe(ack); // (M1), (M3)
         // (M2) running max of the queueing delay.
-        let q_max_sample = if self.delta_max_smoothed {
+        let q_max_sample = if self.delta_max_from == DeltaMaxFrom::Smoothed {
             self.core.q_ns
         } else {
             match (ack.max_rtt, ack.min_rtt) {
@@ -247,7 +251,7 @@ impl CongestionControl for MPert {
         }
         self.increase.reset();
         self.frac_bytes = 0.0;
-        reno_loss_ssthresh(w, loss, self.halve_cwnd) // (M7)
+        reno_loss_ssthresh(w, loss, self.halve_from) // (M7)
     }
 
     fn metrics(&self) -> Vec<Metric> {

@@ -52,6 +52,7 @@
 
 use std::time::Duration;
 
+pub use super::newreno::HalveFrom;
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
@@ -118,14 +119,12 @@ pub(crate) fn common_tail_params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::choice(
             "trials",
-            "ack",
-            &["ack", "segment"],
+            Trials::Ack,
             "one Bernoulli trial per ACK (Fig. 2) or per segment acked (p_ack = 1-(1-p)^n, for delayed ACKs)",
         ),
         ParamSpec::choice(
             "halve_from",
-            "flight",
-            &["flight", "cwnd"],
+            HalveFrom::Flight,
             "quantity halved at a loss: FlightSize (RFC 5681) or cwnd (FreeBSD cc_newreno)",
         ),
     ]
@@ -213,6 +212,11 @@ pub fn trial_probability(p: f64, segments: f64, per_segment: bool) -> f64 {
     (1.0 - (1.0 - p).powf(segments)).clamp(0.0, 1.0)
 }
 
+crate::param_choice! {
+    /// One Bernoulli trial per ACK (Fig. 2) or per segment the ACK covers (`trials`).
+    pub enum Trials { Ack = "ack", Segment = "segment" }
+}
+
 /// The delay estimation, ramp, trial and guard that PERT and mPERT share.
 #[derive(Clone, Debug)]
 pub struct PertCore {
@@ -220,7 +224,7 @@ pub struct PertCore {
     pub srtt: SrttFilter,
     pub guard: OncePerRtt,
     rng: Rng,
-    per_segment: bool,
+    trials: Trials,
     /// Queueing delay estimate (P1) after the last ACK, if an RTT sample and RTTmin exist.
     pub q_ns: Option<f64>,
     /// Response probability (P2) at that delay.
@@ -240,7 +244,7 @@ impl PertCore {
             srtt: SrttFilter::new(p.f64("srtt_weight")),
             guard: OncePerRtt::default(),
             rng: init.rng.clone(),
-            per_segment: p.text("trials") == "segment",
+            trials: p.choice("trials"),
             q_ns: None,
             p: 0.0,
             responses: 0,
@@ -271,7 +275,7 @@ impl PertCore {
             return false;
         }
         let segments = ack.bytes_acked as f64 / w.mss_bytes as f64;
-        if self.rng.bernoulli(trial_probability(self.p, segments, self.per_segment)) {
+        if self.rng.bernoulli(trial_probability(self.p, segments, self.trials == Trials::Segment)) {
             self.guard.arm(ack.snd_max);
             self.responses = self.responses.saturating_add(1);
             true
@@ -312,13 +316,13 @@ pub(crate) fn reno_increase_strict(inc: &mut RenoIncrease, w: &mut Window, ack: 
 
 /// (P6) Standard Reno loss response (as `newreno`): half of FlightSize (or cwnd), floor 2 MSS, held
 /// constant on repeated timeouts (RFC 5681 section 3.1).
-pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_cwnd: bool) -> u64 {
+pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_from: HalveFrom) -> u64 {
     if let LossKind::Timeout { backoff } = loss.kind {
         if backoff > 1 && w.ssthresh_bytes != u64::MAX {
             return w.ssthresh_bytes;
         }
     }
-    let base = if halve_cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
+    let base = if halve_from == HalveFrom::Cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
     half_window(base, w.mss_bytes)
 }
 
@@ -326,7 +330,7 @@ pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_cwnd: bool)
 pub struct Pert {
     core: PertCore,
     beta: f64,
-    halve_cwnd: bool,
+    halve_from: HalveFrom,
     abc_limit: u32,
     increase: RenoIncrease,
 }
@@ -338,7 +342,7 @@ impl Pert {
         Ok(Pert {
             core: PertCore::from_params(&p, init)?,
             beta: p.f64("beta"),
-            halve_cwnd: p.text("halve_from") == "cwnd",
+            halve_from: p.choice("halve_from"),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
         })
@@ -365,7 +369,7 @@ impl CongestionControl for Pert {
 
     fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64 {
         self.increase.reset();
-        reno_loss_ssthresh(w, loss, self.halve_cwnd) // (P6)
+        reno_loss_ssthresh(w, loss, self.halve_from) // (P6)
     }
 
     fn metrics(&self) -> Vec<Metric> {

@@ -343,8 +343,8 @@ impl PerAckBandwidth {
     }
 }
 
-/// How RE is low-pass filtered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+crate::param_choice! {
+/// How RE is low-pass filtered (`re_filter`).
 pub enum RateFilter {
     /// The first-order low-pass 1/(1 + sτ) applied in continuous time to the sliding-window rate
     /// signal w(t) = (bytes acked in (t − T, t]) / T, integrated exactly: w(t) is piecewise constant
@@ -352,11 +352,12 @@ pub enum RateFilter {
     /// `est ← w + (est − w)·e^(−Δ/τ)`. Same filter as the Tustin one (which is its bilinear
     /// discretisation) without its sampling error; preserves the time average of w, i.e. the true
     /// delivery rate, even for bursty ACK streams.
-    Exact,
+    Exact = "exact",
     /// Per-ACK samples w(t_k) through the [`TustinFilter`] with virtual samples every τ/m of silence
     /// (Westwood's BE construction applied to RE samples). Biased low for bursty small-window flows:
     /// the trapezoid rule interpolates linearly across the step where the window empties.
-    Tustin,
+    Tustin = "tustin",
+}
 }
 
 /// Westwood RE: the rate of the bytes delivered during the last interval T (a sliding window over ACK

@@ -61,8 +61,7 @@ pub fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::choice(
             "faster_recovery",
-            "linux",
-            &["linux", "linux_reno_recovery", "original"],
+            FasterRecovery::Linux,
             "linux: ssthresh = BWE*RTTmin at fast retransmit, cwnd = ssthresh = BWE*RTTmin at recovery end; \
              linux_reno_recovery: Reno halving during recovery (exact tcp_westwood.c); original: Westwood 2001 cap cwnd = min(cwnd, ssthresh)",
         ),
@@ -82,16 +81,17 @@ pub fn params() -> Vec<ParamSpec> {
     ]
 }
 
-/// Which Faster Recovery rule set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+crate::param_choice! {
+/// Which Faster Recovery rule set (`faster_recovery`).
 pub enum FasterRecovery {
     /// ssthresh = BWE·RTTmin at the fast retransmit; cwnd = ssthresh = BWE·RTTmin at recovery end.
-    Linux,
+    Linux = "linux",
     /// Linux exactly: Reno ssthresh during recovery, BWE·RTTmin at recovery end.
-    LinuxRenoRecovery,
+    LinuxRenoRecovery = "linux_reno_recovery",
     /// Westwood 2001: ssthresh = BWE·RTTmin at the loss; at recovery end cwnd = min(cwnd at loss,
     /// ssthresh).
-    Original,
+    Original = "original",
+}
 }
 
 #[derive(Clone, Debug)]
@@ -110,11 +110,7 @@ impl Westwood {
     pub fn new(given: &ParamMap, init: &CcInit) -> Result<Westwood, CcError> {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
-        let variant = match p.text("faster_recovery") {
-            "linux_reno_recovery" => FasterRecovery::LinuxRenoRecovery,
-            "original" => FasterRecovery::Original,
-            _ => FasterRecovery::Linux,
-        };
+        let variant = p.choice("faster_recovery");
         let min_window: Duration = p.millis("min_window_ms");
         Ok(Westwood {
             variant,
