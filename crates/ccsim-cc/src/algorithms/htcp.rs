@@ -69,7 +69,7 @@ use super::htcp_increase::{self as inc, FracCwnd};
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::time::Time;
-use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, Window};
+use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, UndoSample, Window};
 
 pub const NAME: &str = "htcp";
 
@@ -97,6 +97,14 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::choice("delta_from", DeltaFrom::RecoveryExit, "Delta counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper)"),
         ParamSpec::boolean("linux_fixed_point", false, "reproduce Linux's integer arithmetic (jiffies at HZ=1000, integer factor, beta<<7, per-packet increase); default real-valued law"),
     ]
+}
+
+/// State saved at a congestion event for [`CongestionControl::undo_cwnd`] (Linux `htcp_reset`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct HtcpUndo {
+    last_cong: Option<Time>,
+    max_rtt: Option<Duration>,
+    old_max_b: f64,
 }
 
 /// H-TCP congestion control.
@@ -130,6 +138,8 @@ pub struct Htcp {
     scale: f64,
     modeswitch: bool,
     last_cong: Option<Time>,
+    /// What a spurious loss would restore (Linux `undo_last_cong`, `undo_maxRTT`, `undo_old_maxB`).
+    undo: Option<HtcpUndo>,
     last_now: Time,
     // throughput estimate (bytes/s; packets/s in fixed-point mode)
     count_bytes: u64,
@@ -154,6 +164,13 @@ fn jiffies_of(t: Time) -> u64 {
 }
 
 impl Htcp {
+    /// Linux `htcp_reset` on entering Recovery or Loss: saves what `htcp_cwnd_undo` restores (after
+    /// `htcp_param_update`, as Linux's order has it) and restarts Δ.
+    fn reset(&mut self, now: Time) {
+        self.undo = Some(HtcpUndo { last_cong: self.last_cong, max_rtt: self.max_rtt, old_max_b: self.old_max_b });
+        self.last_cong = Some(now);
+    }
+
     pub fn new(given: &ParamMap, init: &CcInit) -> Result<Htcp, CcError> {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
@@ -191,6 +208,7 @@ impl Htcp {
             scale: 1.0,
             modeswitch: false,
             last_cong: None,
+            undo: None,
             last_now: Time::ZERO,
             count_bytes: 0,
             count_since: None,
@@ -438,12 +456,12 @@ impl CongestionControl for Htcp {
         self.cwnd_cnt = 0;
         if repeated_rto && w.ssthresh_bytes != u64::MAX {
             // Linux tcp_enter_loss: ssthresh is not recomputed on later expiries; Δ still restarts.
-            self.last_cong = Some(loss.now);
+            self.reset(loss.now);
             return w.ssthresh_bytes;
         }
         self.congestion_events += 1;
         self.param_update(loss.now); // uses the Δ of the epoch that ends (Linux order)
-        self.last_cong = Some(loss.now); // htcp_reset on entering Recovery/Loss
+        self.reset(loss.now); // htcp_reset on entering Recovery/Loss
         let floor = 2 * w.mss_bytes;
         if self.fixed_point {
             let pkts = ((w.cwnd_bytes / w.mss_bytes).saturating_mul(self.beta_fp) >> 7).max(2);
@@ -451,6 +469,17 @@ impl CongestionControl for Htcp {
         } else {
             ((self.beta * w.cwnd_bytes as f64).floor() as u64).max(floor)
         }
+    }
+
+    /// Linux `htcp_cwnd_undo`: restore Δ's origin, RTTmax and the previous epoch's throughput saved
+    /// by the last `htcp_reset`, then `tcp_reno_undo_cwnd`.
+    fn undo_cwnd(&mut self, w: &Window, undo: &UndoSample) -> u64 {
+        if let Some(saved) = self.undo.take() {
+            self.last_cong = saved.last_cong;
+            self.max_rtt = saved.max_rtt;
+            self.old_max_b = saved.old_max_b;
+        }
+        w.cwnd_bytes.max(undo.prior_cwnd_bytes)
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, exit: &RecoveryExit) {
@@ -511,6 +540,28 @@ mod tests {
         s.w.cwnd_bytes = 100_000;
         s.w.ssthresh_bytes = 50_000;
         s
+    }
+
+    #[test]
+    fn undo_restores_delta_origin_and_returns_the_prior_window() {
+        let mut s = ca(&[]);
+        s.ack_rtt(MSS, ms(40));
+        s.advance(ms(2_000));
+        s.ack(MSS);
+        let delta_before = s.metric("delta_s").unwrap();
+        assert!(delta_before > 1.9, "{delta_before}");
+        let prior = s.w.cwnd_bytes;
+        s.loss_fast_retransmit(prior);
+        s.ack(MSS);
+        assert!(s.metric("delta_s").unwrap() < 0.1, "the loss restarts Delta");
+        let undo = UndoSample { now: s.now, prior_cwnd_bytes: prior, prior_ssthresh_bytes: 50_000 };
+        assert_eq!(s.cc.undo_cwnd(&s.w, &undo), prior, "htcp_cwnd_undo ends in tcp_reno_undo_cwnd");
+        s.ack(MSS);
+        assert!(s.metric("delta_s").unwrap() > delta_before, "Delta counts from the congestion event before the spurious one");
+        // A second undo without a new loss has nothing to restore (Linux clears undo_last_cong).
+        let origin = s.cc.last_cong;
+        s.cc.undo_cwnd(&s.w, &undo);
+        assert_eq!(s.cc.last_cong, origin);
     }
 
     #[test]

@@ -87,7 +87,7 @@ use super::rate_estimators::{AckAccounting, MaxFilter, PerAckBandwidth, RateFilt
 use super::westwood::{FasterRecovery, Westwood};
 use crate::params::{ParamChoice, ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
-use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, Metric, ParamMap, ParamValue, RecoveryExit, RoundSample, Window};
+use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, Metric, ParamMap, ParamValue, RecoveryExit, RoundSample, Time, UndoSample, Window};
 
 pub const NAME: &str = "tcp_limit";
 
@@ -405,6 +405,20 @@ impl CongestionControl for TcpLimit {
         }
         self.cwnd_f = w.cwnd_bytes as f64;
         self.last_cwnd = w.cwnd_bytes;
+    }
+
+    fn undo_cwnd(&mut self, w: &Window, undo: &UndoSample) -> u64 {
+        match &mut self.base {
+            Base::NewReno(b) => b.undo_cwnd(w, undo),
+            Base::Westwood(b) => b.undo_cwnd(w, undo),
+        }
+    }
+
+    fn cwnd_event(&mut self, w: &mut Window, now: Time, ev: CwndEvent) {
+        match &mut self.base {
+            Base::NewReno(b) => b.cwnd_event(w, now, ev),
+            Base::Westwood(b) => b.cwnd_event(w, now, ev),
+        }
     }
 
     fn metrics(&self) -> Vec<Metric> {
