@@ -344,3 +344,65 @@ impl CongestionControl for FixedWindow {
         vec![("acks_seen", self.acks_seen as f64), ("rounds_seen", self.rounds_seen as f64)]
     }
 }
+
+/// Random-event strategies shared by the algorithms' property tests, with per-algorithm knobs; each
+/// test applies the events through [`Script::trajectory`], so all check the same invariants.
+#[cfg(test)]
+pub mod strategies {
+    use std::ops::Range;
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+
+    use super::{Backoff, Event, Flight};
+
+    /// Whole-segment ACKs with an RTT sample (usually in `rtt_normal_us`, sometimes below 100 µs or
+    /// spiking to 5 s) and a new ACK spacing, `ack_without_rtt` weight of ACKs carrying no sample, and
+    /// fast retransmits and recovery exits that are *forced*: the algorithm sees them in any state.
+    /// Timeouts count their backoff. For the window laws (H-TCP, delay-based AIMD).
+    pub fn forced_events(mss: u64, rtt_normal_us: Range<u64>, ack_without_rtt: u32) -> impl Strategy<Value = Event> {
+        let us = Duration::from_micros;
+        let spike_from = rtt_normal_us.end;
+        let mut arms: Vec<(u32, BoxedStrategy<Event>)> = vec![
+            (
+                20,
+                (1u64..4, prop_oneof![rtt_normal_us, 1u64..100, spike_from..5_000_000], 0u64..20_000)
+                    .prop_map(move |(segs, rtt_us, gap_us)| Event::Ack { bytes: segs * mss, rtt: Some(us(rtt_us)), spacing: Some(us(gap_us)) })
+                    .boxed(),
+            ),
+            (2, Just(Event::DupAck).boxed()),
+            (2, Just(Event::Round { max_rtt: Some(Duration::from_millis(50)) }).boxed()),
+            (1, Just(Event::FastRetransmit { flight: Flight::Cwnd, force: true }).boxed()),
+            (1, Just(Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Counted }).boxed()),
+            (1, any::<bool>().prop_map(|t| Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout: t, force: true }).boxed()),
+            (1, (0u64..20_000_000).prop_map(move |i| Event::Idle(us(i))).boxed()),
+        ];
+        if ack_without_rtt > 0 {
+            arms.push((ack_without_rtt, Just(Event::AckWithoutRtt { bytes: mss }).boxed()));
+        }
+        proptest::strategy::Union::new_weighted(arms)
+    }
+
+    /// Byte-sized ACKs (0 to 5000 bytes) whose RTT is usually 20-200 ms, sometimes anything up to 5 s
+    /// (zero included) and sometimes absent; rounds with a largest RTT in `round_max_rtt_us` (weight
+    /// `round_weight`); losses and recovery exits with random flight sizes, only where the machine
+    /// would send them. For the delay-threshold algorithms (HD, CHD).
+    pub fn unforced_events(round_weight: u32, round_max_rtt_us: Range<u64>) -> impl Strategy<Value = Event> {
+        let us = Duration::from_micros;
+        let rtt = prop_oneof![
+            8 => (20_000u64..200_000).prop_map(Some),
+            1 => (0u64..5_000_000).prop_map(Some),
+            1 => Just(None),
+        ];
+        prop_oneof![
+            10 => (0u64..5_000, rtt).prop_map(move |(bytes, rtt_us)| Event::Ack { bytes, rtt: rtt_us.map(us), spacing: None }),
+            2 => Just(Event::DupAck),
+            round_weight => round_max_rtt_us.prop_map(move |m| Event::Round { max_rtt: Some(us(m)) }),
+            1 => (0u64..200_000).prop_map(|f| Event::FastRetransmit { flight: Flight::Bytes(f), force: false }),
+            1 => (0u64..200_000, 1u32..5).prop_map(|(f, b)| Event::Timeout { flight: Flight::Bytes(f), backoff: Backoff::Given(b) }),
+            1 => (0u64..200_000, any::<bool>())
+                .prop_map(|(f, t)| Event::ExitRecovery { flight: Flight::Bytes(f), after_timeout: t, force: false }),
+            1 => (0u64..2_000_000).prop_map(move |i| Event::Idle(us(i))),
+        ]
+    }
+}

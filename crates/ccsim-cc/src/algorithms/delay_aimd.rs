@@ -685,23 +685,11 @@ mod tests {
 
     mod prop {
         use super::*;
-        use crate::testkit::{Backoff, Event, Flight};
+        use crate::testkit::Event;
         use proptest::prelude::*;
 
-        /// Fast retransmits and recovery exits are forced: the algorithm sees them in any state.
         fn ev() -> impl Strategy<Value = Event> {
-            let us = Duration::from_micros;
-            prop_oneof![
-                20 => (1u64..4, prop_oneof![50_000u64..200_000, 1u64..100, 200_000u64..5_000_000], 0u64..20_000)
-                    .prop_map(move |(segs, rtt_us, gap_us)| Event::Ack { bytes: segs * MSS, rtt: Some(us(rtt_us)), spacing: Some(us(gap_us)) }),
-                1 => Just(Event::AckWithoutRtt { bytes: MSS }),
-                2 => Just(Event::DupAck),
-                2 => Just(Event::Round { max_rtt: Some(ms(50)) }),
-                1 => Just(Event::FastRetransmit { flight: Flight::Cwnd, force: true }),
-                1 => Just(Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Counted }),
-                1 => any::<bool>().prop_map(|t| Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout: t, force: true }),
-                1 => (0u64..20_000_000).prop_map(move |i| Event::Idle(us(i))),
-            ]
+            crate::testkit::strategies::forced_events(MSS, 50_000..200_000, 1)
         }
 
         fn run(evs: &[Event], guard: bool, srtt: bool) -> Vec<u64> {

@@ -565,26 +565,11 @@ mod tests {
 
     mod prop {
         use super::*;
-        use crate::testkit::{Backoff, Event, Flight};
+        use crate::testkit::Event;
         use proptest::prelude::*;
 
         fn ev() -> impl Strategy<Value = Event> {
-            let us = Duration::from_micros;
-            let rtt = prop_oneof![
-                8 => (20_000u64..200_000).prop_map(Some),
-                1 => (0u64..5_000_000).prop_map(Some), // spikes up to 5 s, and zero
-                1 => Just(None),
-            ];
-            prop_oneof![
-                10 => (0u64..5_000, rtt).prop_map(move |(bytes, rtt_us)| Event::Ack { bytes, rtt: rtt_us.map(us), spacing: None }),
-                2 => Just(Event::DupAck),
-                1 => (20_000u64..400_000).prop_map(move |m| Event::Round { max_rtt: Some(us(m)) }),
-                1 => (0u64..200_000).prop_map(|f| Event::FastRetransmit { flight: Flight::Bytes(f), force: false }),
-                1 => (0u64..200_000, 1u32..5).prop_map(|(f, b)| Event::Timeout { flight: Flight::Bytes(f), backoff: Backoff::Given(b) }),
-                1 => (0u64..200_000, any::<bool>())
-                    .prop_map(|(f, t)| Event::ExitRecovery { flight: Flight::Bytes(f), after_timeout: t, force: false }),
-                1 => (0u64..2_000_000).prop_map(move |i| Event::Idle(us(i))),
-            ]
+            crate::testkit::strategies::unforced_events(1, 20_000..400_000)
         }
 
         fn params() -> impl Strategy<Value = Vec<(&'static str, ParamValue)>> {
