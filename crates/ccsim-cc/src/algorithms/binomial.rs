@@ -648,7 +648,7 @@ mod tests {
     }
 
     mod props {
-        use super::super::super::pert::fuzz;
+        use crate::testkit::strategies::per_ack;
         use super::*;
         use proptest::prelude::*;
 
@@ -658,7 +658,7 @@ mod tests {
             fn random_events_keep_invariants_and_are_deterministic(
                 seed in any::<u64>(),
                 preset_ix in 0usize..4,
-                events in proptest::collection::vec(fuzz::event(), 1..400),
+                events in proptest::collection::vec(per_ack::event(), 1..400),
             ) {
                 let make = move |init: &CcInit| {
                     let mut given = ParamMap::new();
@@ -674,8 +674,8 @@ mod tests {
                     }
                     Binomial::new(&given, init).unwrap()
                 };
-                let a = fuzz::run(&make, seed, &events);
-                let b = fuzz::run(&make, seed, &events);
+                let a = per_ack::run(&make, seed, &events);
+                let b = per_ack::run(&make, seed, &events);
                 prop_assert_eq!(a, b);
             }
         }

@@ -386,56 +386,6 @@ impl CongestionControl for Pert {
 
 /// Random event sequences shared by the property tests of PERT, mPERT and binomial.
 #[cfg(test)]
-pub(crate) mod fuzz {
-    use std::time::Duration;
-
-    use proptest::prelude::*;
-
-    use crate::testkit::{Backoff, Event, Flight, Script};
-    use crate::{CcInit, CongestionControl, Rng};
-
-    pub fn rtt_us() -> impl Strategy<Value = u64> {
-        prop_oneof![
-            8 => 10_000u64..200_000,       // plausible samples 10-200 ms
-            1 => 200_000u64..3_000_000,    // spikes up to 3 s
-            1 => 1u64..10_000,             // very short
-        ]
-    }
-
-    pub fn event() -> impl Strategy<Value = Event> {
-        let us = Duration::from_micros;
-        prop_oneof![
-            40 => (1u64..4, 0u64..1000, rtt_us())
-                .prop_map(move |(segs, extra_bytes, rtt_us)| Event::Ack { bytes: segs * MSS + extra_bytes % MSS, rtt: Some(us(rtt_us)), spacing: None }),
-            6 => Just(Event::DupAck),
-            4 => rtt_us().prop_map(move |rtt_us| Event::Round { max_rtt: Some(us(rtt_us)) }),
-            3 => (0u64..200).prop_map(|flight_segs| Event::FastRetransmit { flight: Flight::Bytes(flight_segs * MSS), force: false }),
-            1 => (1u32..6).prop_map(|backoff| Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
-            3 => (0u64..200, any::<bool>()).prop_map(|(flight_segs, after_timeout)| Event::ExitRecovery {
-                flight: Flight::Bytes(flight_segs * MSS),
-                after_timeout,
-                force: false,
-            }),
-            1 => any::<bool>().prop_map(|not_cwnd_limited| Event::CwndLimited(!not_cwnd_limited)),
-            2 => (0u64..500).prop_map(|ms| Event::Idle(Duration::from_millis(ms))),
-        ]
-    }
-
-    pub const MSS: u64 = 1448;
-
-    /// Runs `events` through a fresh controller built by `make`; checks the invariants after every
-    /// step and returns the cwnd trajectory.
-    pub fn run<C: CongestionControl>(make: &dyn Fn(&CcInit) -> C, seed: u64, events: &[Event]) -> Vec<u64> {
-        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 3 * MSS, abc_limit_segments: 2, rng: Rng::new(seed, 7) };
-        let cc = make(&init);
-        Script::new(cc, init).trajectory(events, |s, ev| {
-            assert!(s.w.ssthresh_bytes >= MSS, "ssthresh {} below one MSS after {ev:?}", s.w.ssthresh_bytes);
-            s.w.cwnd_bytes
-        })
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit::Script;
@@ -666,7 +616,7 @@ mod tests {
     }
 
     mod props {
-        use super::super::fuzz;
+        use crate::testkit::strategies::per_ack;
         use super::*;
         use proptest::prelude::*;
 
@@ -679,10 +629,10 @@ mod tests {
             #[test]
             fn random_events_keep_invariants_and_are_deterministic(
                 seed in any::<u64>(),
-                events in proptest::collection::vec(fuzz::event(), 1..400),
+                events in proptest::collection::vec(per_ack::event(), 1..400),
             ) {
-                let a = fuzz::run(&make, seed, &events);
-                let b = fuzz::run(&make, seed, &events);
+                let a = per_ack::run(&make, seed, &events);
+                let b = per_ack::run(&make, seed, &events);
                 prop_assert_eq!(a, b);
             }
         }

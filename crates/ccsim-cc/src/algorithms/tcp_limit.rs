@@ -721,7 +721,7 @@ mod tests {
         assert!(TcpLimit::new(&given, &init).is_err());
     }
 
-    fn run_ops(ops: &[super::super::rate_estimators::fuzz::Op], seed: u64, base: &str, variant: u8) -> Vec<u64> {
+    fn run_ops(ops: &[crate::testkit::strategies::paced::Op], seed: u64, base: &str, variant: u8) -> Vec<u64> {
         let mut init = Script::<TcpLimit>::init(1448, 10, 2);
         init.rng = crate::Rng::new(seed, 1);
         let mut given = ParamMap::new();
@@ -738,13 +738,13 @@ mod tests {
             given.insert("nri_per".into(), ParamValue::Text("bytes".into()));
         }
         let mut s = Script::new(TcpLimit::new(&given, &init).unwrap(), init);
-        super::super::rate_estimators::fuzz::run(&mut s, ops)
+        crate::testkit::strategies::paced::run(&mut s, ops)
     }
 
     proptest! {
         #[test]
         fn random_event_sequences_keep_invariants_and_are_deterministic(
-            ops in proptest::collection::vec(super::super::rate_estimators::fuzz::op(), 1..400),
+            ops in proptest::collection::vec(crate::testkit::strategies::paced::op(), 1..400),
             seed in any::<u64>(),
             westwood in any::<bool>(),
             variant in 0u8..8,

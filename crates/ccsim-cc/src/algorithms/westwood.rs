@@ -467,17 +467,17 @@ mod tests {
         assert_eq!(s.now, Time::from_millis(20));
     }
 
-    fn run_ops(ops: &[super::super::rate_estimators::fuzz::Op], seed: u64) -> Vec<u64> {
+    fn run_ops(ops: &[crate::testkit::strategies::paced::Op], seed: u64) -> Vec<u64> {
         let mut init = Script::<Westwood>::init(1448, 10, 2);
         init.rng = crate::Rng::new(seed, 1);
         let mut s = Script::new(Westwood::new(&ParamMap::new(), &init).unwrap(), init);
-        super::super::rate_estimators::fuzz::run(&mut s, ops)
+        crate::testkit::strategies::paced::run(&mut s, ops)
     }
 
     proptest! {
         #[test]
         fn random_event_sequences_keep_invariants_and_are_deterministic(
-            ops in proptest::collection::vec(super::super::rate_estimators::fuzz::op(), 1..400),
+            ops in proptest::collection::vec(crate::testkit::strategies::paced::op(), 1..400),
             seed in any::<u64>(),
         ) {
             let a = run_ops(&ops, seed);
