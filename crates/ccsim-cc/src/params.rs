@@ -38,8 +38,8 @@ pub enum ParamKind {
     /// An integer in [min, max].
     Integer { min: i64, max: i64 },
     Bool,
-    /// One of a fixed set of words.
-    Choice(&'static [&'static str]),
+    /// One of a fixed set of words, the default first (as `ccsim list` shows them).
+    Choice(Vec<&'static str>),
 }
 
 /// A parameter whose value is one of a fixed set of words, read as a Rust enum: the words are declared
@@ -104,9 +104,12 @@ impl ParamSpec {
     pub const fn boolean(name: &'static str, default: bool, doc: &'static str) -> Self {
         ParamSpec { name, unit: "", default: ParamValue::Bool(default), kind: ParamKind::Bool, doc }
     }
-    /// A choice parameter whose allowed words are those of the enum `T` (see [`ParamChoice`]).
+    /// A choice parameter whose allowed words are those of the enum `T` (see [`ParamChoice`]), listed
+    /// with the default first and the others in declaration order.
     pub fn choice<T: ParamChoice>(name: &'static str, default: T, doc: &'static str) -> Self {
-        ParamSpec { name, unit: "", default: ParamValue::Text(default.word().to_string()), kind: ParamKind::Choice(T::CHOICES), doc }
+        let first = default.word();
+        let words = std::iter::once(first).chain(T::CHOICES.iter().copied().filter(|w| *w != first)).collect();
+        ParamSpec { name, unit: "", default: ParamValue::Text(first.to_string()), kind: ParamKind::Choice(words), doc }
     }
 
     /// Human-readable allowed range, for `ccsim list` and error messages.
@@ -206,7 +209,8 @@ impl<'a> ParamReader<'a> {
     pub fn choice<T: ParamChoice>(&self, name: &str) -> T {
         let spec = self.specs.iter().find(|s| s.name == name);
         assert!(
-            matches!(spec, Some(ParamSpec { kind: ParamKind::Choice(c), .. }) if *c == T::CHOICES),
+            matches!(spec, Some(ParamSpec { kind: ParamKind::Choice(c), .. })
+                if c.len() == T::CHOICES.len() && T::CHOICES.iter().all(|w| c.contains(w))),
             "{}: parameter {name} is not declared as a choice of {:?}",
             self.algorithm,
             T::CHOICES
@@ -253,7 +257,7 @@ mod tests {
     #[test]
     fn choices_are_read_as_enums_and_misspellings_name_the_allowed_words() {
         let specs = [ParamSpec::choice("colour", Colour::DeepBlue, "a colour")];
-        assert_eq!(specs[0].kind, ParamKind::Choice(&["red", "deep_blue"]));
+        assert_eq!(specs[0].kind, ParamKind::Choice(vec!["deep_blue", "red"]), "default listed first");
         assert_eq!(specs[0].default, ParamValue::Text("deep_blue".into()));
         let given = ParamMap::new();
         assert_eq!(ParamReader::new("x", &specs, &given).unwrap().choice::<Colour>("colour"), Colour::DeepBlue);
@@ -262,7 +266,7 @@ mod tests {
         assert_eq!(ParamReader::new("x", &specs, &given).unwrap().choice::<Colour>("colour"), Colour::Red);
         given.insert("colour".into(), ParamValue::Text("deepblue".into()));
         let e = ParamReader::new("x", &specs, &given).err().unwrap().to_string();
-        assert_eq!(e, "x.colour: \"deepblue\" is not one of red, deep_blue");
+        assert_eq!(e, "x.colour: \"deepblue\" is not one of deep_blue, red");
     }
 
     #[test]
