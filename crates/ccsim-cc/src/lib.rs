@@ -25,7 +25,7 @@ pub mod time;
 
 use std::time::Duration;
 
-pub use params::{ParamKind, ParamMap, ParamReader, ParamSpec, ParamValue};
+pub use params::{ParamChoice, ParamKind, ParamMap, ParamReader, ParamSpec, ParamValue};
 pub use registry::{build, catalog, AlgorithmInfo, Cc};
 pub use rng::Rng;
 pub use time::Time;
@@ -83,8 +83,10 @@ pub struct AckSample {
     /// Total bytes delivered (cumulatively acked or SACKed) over the connection so far.
     pub delivered_bytes: u64,
     pub snd_una: u64,
-    /// Highest sequence number sent so far plus one (snd_max).
-    pub snd_nxt: u64,
+    /// Highest sequence number sent so far plus one (`snd_max`, as FreeBSD `tp->snd_max`). Not
+    /// `snd_nxt`: after an RTO the machine's `snd_nxt` moves back to `snd_una` for go-back-N
+    /// (RFC 5681 section 3.1), while `snd_max` keeps marking everything ever sent.
+    pub snd_max: u64,
     /// The machine is in fast recovery (RFC 6582 / RFC 6675), from the fast retransmit until the full
     /// ACK. Not set after a retransmission timeout: the window then grows again in slow start, as
     /// FreeBSD (`EXIT_RECOVERY` on `CC_RTO`) and Linux (CA_Loss allows slow start) do.
@@ -151,6 +153,45 @@ pub struct RecoveryExit {
     pub after_timeout: bool,
 }
 
+/// A window-related event of the TCP machine, as Linux `enum tcp_ca_event` (include/net/tcp.h)
+/// delivered to `tcp_congestion_ops.cwnd_event`. See [`CongestionControl::cwnd_event`] for where the
+/// machine sends each one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndEvent {
+    /// `CA_EVENT_TX_START`: data is sent while nothing is in flight (Linux `tcp_event_data_sent`).
+    /// Sent at the connection's first send and when the application resumes after a pause with
+    /// everything acknowledged.
+    TxStart,
+    /// `CA_EVENT_CWND_RESTART`: the window restarts after an idle period longer than the RTO (Linux
+    /// `tcp_cwnd_restart`; RFC 5681 section 4.1, RFC 2861). Sent before the machine lowers cwnd to
+    /// min(IW, cwnd).
+    CwndRestart,
+    /// `CA_EVENT_COMPLETE_CWR`: a window reduction is complete (Linux `tcp_end_cwnd_reduction`). Sent
+    /// when fast recovery ends, after [`CongestionControl::on_recovery_exit`]; not after the recovery
+    /// that follows a timeout (Linux leaves `TCP_CA_Loss` without it).
+    CompleteCwr,
+    /// `CA_EVENT_LOSS`: retransmission timeout (Linux `tcp_enter_loss`). Sent after the new ssthresh
+    /// is stored and before cwnd is set to one segment.
+    Loss,
+    /// `CA_EVENT_ECN_NO_CE`: an ACK without ECN-Echo. Never sent: the machine has no ECN (RFC 3168).
+    EcnNoCe,
+    /// `CA_EVENT_ECN_IS_CE`: an ACK with ECN-Echo. Never sent: the machine has no ECN (RFC 3168).
+    EcnIsCe,
+}
+
+/// What an algorithm is told when a window reduction turns out to have been unnecessary (a spurious
+/// retransmission), for [`CongestionControl::undo_cwnd`]. Linux keeps these in the socket
+/// (`tp->prior_cwnd`, `tp->prior_ssthresh`); the seam passes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UndoSample {
+    pub now: Time,
+    /// cwnd just before the reduction that is undone.
+    pub prior_cwnd_bytes: u64,
+    /// ssthresh just before that reduction (the machine restores it, as Linux
+    /// `tcp_undo_cwnd_reduction`, when it is larger than the current one).
+    pub prior_ssthresh_bytes: u64,
+}
+
 /// What the machine tells an algorithm at construction.
 #[derive(Clone, Debug)]
 pub struct CcInit {
@@ -186,7 +227,15 @@ pub type Metric = (&'static str, f64);
 ///    `in_recovery = true`;
 /// 4. [`on_recovery_exit`](Self::on_recovery_exit), if this ACK ended recovery.
 ///
-/// A retransmission timeout calls `ssthresh_after_loss` with [`LossKind::Timeout`] outside any ACK.
+/// A retransmission timeout calls `ssthresh_after_loss` with [`LossKind::Timeout`] outside any ACK,
+/// then [`cwnd_event`](Self::cwnd_event) with [`CwndEvent::Loss`]. The end of fast recovery is
+/// followed by `cwnd_event(CompleteCwr)` after step 4. `cwnd_event(TxStart)` comes after `init`,
+/// before the first segment. When the application resumes after a pause,
+/// `cwnd_event(CwndRestart)` (idle longer than the RTO) and then `cwnd_event(TxStart)` (nothing in
+/// flight) come before the first new segment is sent.
+///
+/// [`undo_cwnd`](Self::undo_cwnd) exists for the kernel twins; the simulator's machine does not detect
+/// spurious retransmissions yet (no D-SACK, RFC 2883, nor Eifel, RFC 3522), so it never calls it.
 pub trait CongestionControl: Send {
     /// Registry name (`newreno`, `htcp`, ...).
     fn name(&self) -> &'static str;
@@ -214,6 +263,18 @@ pub trait CongestionControl: Send {
         }
     }
 
+    /// A loss turned out to be spurious: returns the cwnd to restore, and may undo the algorithm's own
+    /// state changes of that loss. Linux `tcp_congestion_ops.undo_cwnd`; the default is Linux
+    /// `tcp_reno_undo_cwnd` (net/ipv4/tcp_cong.c): max(cwnd, cwnd before the reduction). Never called
+    /// by the simulator today (see the trait documentation).
+    fn undo_cwnd(&mut self, w: &Window, undo: &UndoSample) -> u64 {
+        w.cwnd_bytes.max(undo.prior_cwnd_bytes)
+    }
+
+    /// A window-related event of the machine (Linux `tcp_congestion_ops.cwnd_event`); see
+    /// [`CwndEvent`] for when each is sent. Default: nothing.
+    fn cwnd_event(&mut self, _w: &mut Window, _now: Time, _ev: CwndEvent) {}
+
     /// Internal state for tracing, e.g. `[("alpha", 1.0)]`. Names are stable per algorithm.
     fn metrics(&self) -> Vec<Metric> {
         Vec::new()
@@ -223,4 +284,39 @@ pub trait CongestionControl: Send {
 /// Reno-style halving used by several algorithms: max(bytes/2, 2*MSS).
 pub fn half_window(bytes: u64, mss: u64) -> u64 {
     (bytes / 2).max(2 * mss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Minimal;
+    impl CongestionControl for Minimal {
+        fn name(&self) -> &'static str {
+            "minimal"
+        }
+        fn on_ack(&mut self, _w: &mut Window, _ack: &AckSample) {}
+        fn ssthresh_after_loss(&mut self, w: &Window, _loss: &LossEvent) -> u64 {
+            half_window(w.cwnd_bytes, w.mss_bytes)
+        }
+    }
+
+    #[test]
+    fn default_undo_is_linux_reno_max_of_cwnd_and_prior_cwnd() {
+        let mut w = Window::new(10_000, 1000);
+        let undo = UndoSample { now: Time::ZERO, prior_cwnd_bytes: 20_000, prior_ssthresh_bytes: u64::MAX };
+        assert_eq!(Minimal.undo_cwnd(&w, &undo), 20_000, "reduced window: restore the prior cwnd");
+        w.cwnd_bytes = 30_000;
+        assert_eq!(Minimal.undo_cwnd(&w, &undo), 30_000, "window grew since: keep it");
+    }
+
+    #[test]
+    fn default_cwnd_event_leaves_the_window_alone() {
+        for ev in [CwndEvent::TxStart, CwndEvent::CwndRestart, CwndEvent::CompleteCwr, CwndEvent::Loss, CwndEvent::EcnNoCe, CwndEvent::EcnIsCe] {
+            let mut w = Window::new(10_000, 1000);
+            w.ssthresh_bytes = 5_000;
+            Minimal.cwnd_event(&mut w, Time::ZERO, ev);
+            assert_eq!((w.cwnd_bytes, w.ssthresh_bytes), (10_000, 5_000), "{ev:?}");
+        }
+    }
 }

@@ -38,8 +38,44 @@ pub enum ParamKind {
     /// An integer in [min, max].
     Integer { min: i64, max: i64 },
     Bool,
-    /// One of a fixed set of words.
-    Choice(&'static [&'static str]),
+    /// One of a fixed set of words, the default first (as `ccsim list` shows them).
+    Choice(Vec<&'static str>),
+}
+
+/// A parameter whose value is one of a fixed set of words, read as a Rust enum: the words are declared
+/// once (by [`param_choice!`](crate::param_choice)), the spec lists them, [`ParamReader::new`] refuses
+/// any other word naming the allowed ones, and algorithms match on the enum, never on strings.
+pub trait ParamChoice: Copy + Sized + 'static {
+    /// The allowed words, in the order `ccsim list` shows them.
+    const CHOICES: &'static [&'static str];
+    /// The enum value of `CHOICES[i]`.
+    fn from_index(i: usize) -> Self;
+    /// The word of this value.
+    fn word(self) -> &'static str;
+    fn from_word(word: &str) -> Option<Self> {
+        Self::CHOICES.iter().position(|c| *c == word).map(Self::from_index)
+    }
+}
+
+/// Declares an enum of choice-parameter values and its [`ParamChoice`] words:
+/// `param_choice! { pub enum HalveFrom { Flight = "flight", Cwnd = "cwnd" } }`.
+#[macro_export]
+macro_rules! param_choice {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $variant:ident = $word:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $name { $($(#[$vm])* $variant),+ }
+        impl $crate::params::ParamChoice for $name {
+            const CHOICES: &'static [&'static str] = &[$($word),+];
+            fn from_index(i: usize) -> Self {
+                const ALL: &[$name] = &[$($name::$variant),+];
+                ALL[i]
+            }
+            fn word(self) -> &'static str {
+                match self { $($name::$variant => $word),+ }
+            }
+        }
+    };
 }
 
 /// Declaration of one parameter, shown by `ccsim list` and used to validate input.
@@ -68,8 +104,12 @@ impl ParamSpec {
     pub const fn boolean(name: &'static str, default: bool, doc: &'static str) -> Self {
         ParamSpec { name, unit: "", default: ParamValue::Bool(default), kind: ParamKind::Bool, doc }
     }
-    pub fn choice(name: &'static str, default: &'static str, choices: &'static [&'static str], doc: &'static str) -> Self {
-        ParamSpec { name, unit: "", default: ParamValue::Text(default.to_string()), kind: ParamKind::Choice(choices), doc }
+    /// A choice parameter whose allowed words are those of the enum `T` (see [`ParamChoice`]), listed
+    /// with the default first and the others in declaration order.
+    pub fn choice<T: ParamChoice>(name: &'static str, default: T, doc: &'static str) -> Self {
+        let first = default.word();
+        let words = std::iter::once(first).chain(T::CHOICES.iter().copied().filter(|w| *w != first)).collect();
+        ParamSpec { name, unit: "", default: ParamValue::Text(first.to_string()), kind: ParamKind::Choice(words), doc }
     }
 
     /// Human-readable allowed range, for `ccsim list` and error messages.
@@ -164,10 +204,20 @@ impl<'a> ParamReader<'a> {
         }
     }
 
-    pub fn text(&self, name: &str) -> &str {
+    /// A choice parameter as its enum. The word was checked against the spec in [`ParamReader::new`];
+    /// a spec that does not list exactly `T::CHOICES` is a programming error.
+    pub fn choice<T: ParamChoice>(&self, name: &str) -> T {
+        let spec = self.specs.iter().find(|s| s.name == name);
+        assert!(
+            matches!(spec, Some(ParamSpec { kind: ParamKind::Choice(c), .. })
+                if c.len() == T::CHOICES.len() && T::CHOICES.iter().all(|w| c.contains(w))),
+            "{}: parameter {name} is not declared as a choice of {:?}",
+            self.algorithm,
+            T::CHOICES
+        );
         match self.value(name) {
-            ParamValue::Text(s) => s,
-            other => panic!("{}: parameter {name} is not text: {other}", self.algorithm),
+            ParamValue::Text(s) => T::from_word(s).expect("checked by ParamReader::new"),
+            other => panic!("{}: parameter {name} is not a choice: {other}", self.algorithm),
         }
     }
 
@@ -198,6 +248,34 @@ mod tests {
         let r = ParamReader::new("x", SPECS, &given).unwrap();
         assert_eq!(r.f64("p_max"), 0.02);
         assert_eq!(r.f64("window"), 7.0);
+    }
+
+    crate::param_choice! {
+        enum Colour { Red = "red", DeepBlue = "deep_blue" }
+    }
+
+    #[test]
+    fn choices_are_read_as_enums_and_misspellings_name_the_allowed_words() {
+        let specs = [ParamSpec::choice("colour", Colour::DeepBlue, "a colour")];
+        assert_eq!(specs[0].kind, ParamKind::Choice(vec!["deep_blue", "red"]), "default listed first");
+        assert_eq!(specs[0].default, ParamValue::Text("deep_blue".into()));
+        let given = ParamMap::new();
+        assert_eq!(ParamReader::new("x", &specs, &given).unwrap().choice::<Colour>("colour"), Colour::DeepBlue);
+        let mut given = ParamMap::new();
+        given.insert("colour".into(), ParamValue::Text("red".into()));
+        assert_eq!(ParamReader::new("x", &specs, &given).unwrap().choice::<Colour>("colour"), Colour::Red);
+        given.insert("colour".into(), ParamValue::Text("deepblue".into()));
+        let e = ParamReader::new("x", &specs, &given).err().unwrap().to_string();
+        assert_eq!(e, "x.colour: \"deepblue\" is not one of deep_blue, red");
+    }
+
+    #[test]
+    #[should_panic(expected = "not declared as a choice")]
+    fn reading_a_choice_with_the_wrong_enum_is_a_programming_error() {
+        crate::param_choice! { enum Other { A = "a" } }
+        let specs = [ParamSpec::choice("colour", Colour::Red, "a colour")];
+        let given = ParamMap::new();
+        let _ = ParamReader::new("x", &specs, &given).unwrap().choice::<Other>("colour");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `AnyController` and Linux `tcp_ca_find`).
 
 use crate::params::ParamSpec;
-use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, Metric, ParamMap, RecoveryExit, RoundSample, Window};
+use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, Metric, ParamMap, RecoveryExit, RoundSample, Time, UndoSample, Window};
 
 /// What `ccsim list` shows of an algorithm.
 #[derive(Clone, Debug)]
@@ -106,6 +106,12 @@ impl CongestionControl for Cc {
     }
     fn on_recovery_exit(&mut self, w: &mut Window, exit: &RecoveryExit) {
         dispatch!(self, c => c.on_recovery_exit(w, exit))
+    }
+    fn undo_cwnd(&mut self, w: &Window, undo: &UndoSample) -> u64 {
+        dispatch!(self, c => c.undo_cwnd(w, undo))
+    }
+    fn cwnd_event(&mut self, w: &mut Window, now: Time, ev: CwndEvent) {
+        dispatch!(self, c => c.cwnd_event(w, now, ev))
     }
     fn metrics(&self) -> Vec<Metric> {
         dispatch!(self, c => c.metrics())

@@ -5,7 +5,8 @@
 //! `ccsim-core` applies them, so a scripted expectation holds in the simulator too.
 //!
 //! Also home of [`Event`], one step of a random event sequence for the property tests, applied by
-//! [`Script::apply`] and checked by [`Script::assert_invariants`], and of [`FixedWindow`], the
+//! [`Script::apply`] and checked by [`Script::assert_invariants`], of the random-event strategies every
+//! algorithm's property test draws from (`strategies`, test builds only), and of [`FixedWindow`], the
 //! test-only controller that proves the seam.
 
 use std::fmt::Debug;
@@ -27,7 +28,7 @@ pub struct Script<C: CongestionControl> {
     pub in_recovery: bool,
     pub cwnd_limited: bool,
     pub snd_una: u64,
-    pub snd_nxt: u64,
+    pub snd_max: u64,
     pub delivered: u64,
     /// Time that passes before each ACK.
     pub ack_spacing: Duration,
@@ -56,7 +57,7 @@ impl<C: CongestionControl> Script<C> {
             in_recovery: false,
             cwnd_limited: true,
             snd_una: 0,
-            snd_nxt: init.initial_cwnd_bytes,
+            snd_max: init.initial_cwnd_bytes,
             delivered: 0,
             ack_spacing: Duration::from_millis(1),
             rounds: 0,
@@ -72,8 +73,8 @@ impl<C: CongestionControl> Script<C> {
         }
         self.snd_una += bytes_acked;
         self.delivered += bytes_acked;
-        // A cwnd-limited sender refills the window: snd_nxt stays one cwnd ahead.
-        self.snd_nxt = self.snd_nxt.max(self.snd_una + self.w.cwnd_bytes);
+        // A cwnd-limited sender refills the window: snd_max stays one cwnd ahead.
+        self.snd_max = self.snd_max.max(self.snd_una + self.w.cwnd_bytes);
         AckSample {
             now: self.now,
             bytes_acked,
@@ -83,10 +84,10 @@ impl<C: CongestionControl> Script<C> {
             min_rtt: self.min_rtt,
             max_rtt: self.max_rtt,
             srtt: self.rtt,
-            bytes_in_flight: self.snd_nxt - self.snd_una,
+            bytes_in_flight: self.snd_max - self.snd_una,
             delivered_bytes: self.delivered,
             snd_una: self.snd_una,
-            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
             in_recovery: self.in_recovery,
             cwnd_limited: self.cwnd_limited,
         }
@@ -240,9 +241,9 @@ impl<C: CongestionControl> Script<C> {
     }
 }
 
-/// One step of a random event sequence for a property test, applied by [`Script::apply`]. Each test
-/// draws these from its own strategy (its ranges and weights are its own); the kit applies them one
-/// way for all.
+/// One step of a random event sequence for a property test, applied by [`Script::apply`]. The tests
+/// draw these from the shared strategies of `testkit::strategies` (test builds only), choosing the
+/// knobs their algorithm needs; the kit applies them one way for all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// An ACK of `bytes` of new data. `rtt` becomes the script's RTT ([`Script::rtt`]): this ACK and
@@ -343,4 +344,197 @@ impl CongestionControl for FixedWindow {
     fn metrics(&self) -> Vec<Metric> {
         vec![("acks_seen", self.acks_seen as f64), ("rounds_seen", self.rounds_seen as f64)]
     }
+}
+
+/// Random-event strategies shared by the algorithms' property tests, with per-algorithm knobs; each
+/// test applies the events through [`Script::trajectory`], so all check the same invariants.
+#[cfg(test)]
+pub mod strategies {
+    use std::ops::Range;
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+
+    use super::{Backoff, Event, Flight};
+
+    /// Whole-segment ACKs with an RTT sample (usually in `rtt_normal_us`, sometimes below 100 µs or
+    /// spiking to 5 s) and a new ACK spacing, `ack_without_rtt` weight of ACKs carrying no sample, and
+    /// fast retransmits and recovery exits that are *forced*: the algorithm sees them in any state.
+    /// Timeouts count their backoff. For the window laws (H-TCP, delay-based AIMD).
+    pub fn forced_events(mss: u64, rtt_normal_us: Range<u64>, ack_without_rtt: u32) -> impl Strategy<Value = Event> {
+        let us = Duration::from_micros;
+        let spike_from = rtt_normal_us.end;
+        let mut arms: Vec<(u32, BoxedStrategy<Event>)> = vec![
+            (
+                20,
+                (1u64..4, prop_oneof![rtt_normal_us, 1u64..100, spike_from..5_000_000], 0u64..20_000)
+                    .prop_map(move |(segs, rtt_us, gap_us)| Event::Ack { bytes: segs * mss, rtt: Some(us(rtt_us)), spacing: Some(us(gap_us)) })
+                    .boxed(),
+            ),
+            (2, Just(Event::DupAck).boxed()),
+            (2, Just(Event::Round { max_rtt: Some(Duration::from_millis(50)) }).boxed()),
+            (1, Just(Event::FastRetransmit { flight: Flight::Cwnd, force: true }).boxed()),
+            (1, Just(Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Counted }).boxed()),
+            (1, any::<bool>().prop_map(|t| Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout: t, force: true }).boxed()),
+            (1, (0u64..20_000_000).prop_map(move |i| Event::Idle(us(i))).boxed()),
+        ];
+        if ack_without_rtt > 0 {
+            arms.push((ack_without_rtt, Just(Event::AckWithoutRtt { bytes: mss }).boxed()));
+        }
+        proptest::strategy::Union::new_weighted(arms)
+    }
+
+    /// Byte-sized ACKs (0 to 5000 bytes) whose RTT is usually 20-200 ms, sometimes anything up to 5 s
+    /// (zero included) and sometimes absent; rounds with a largest RTT in `round_max_rtt_us` (weight
+    /// `round_weight`); losses and recovery exits with random flight sizes, only where the machine
+    /// would send them. For the delay-threshold algorithms (HD, CHD).
+    pub fn unforced_events(round_weight: u32, round_max_rtt_us: Range<u64>) -> impl Strategy<Value = Event> {
+        let us = Duration::from_micros;
+        let rtt = prop_oneof![
+            8 => (20_000u64..200_000).prop_map(Some),
+            1 => (0u64..5_000_000).prop_map(Some),
+            1 => Just(None),
+        ];
+        prop_oneof![
+            10 => (0u64..5_000, rtt).prop_map(move |(bytes, rtt_us)| Event::Ack { bytes, rtt: rtt_us.map(us), spacing: None }),
+            2 => Just(Event::DupAck),
+            round_weight => round_max_rtt_us.prop_map(move |m| Event::Round { max_rtt: Some(us(m)) }),
+            1 => (0u64..200_000).prop_map(|f| Event::FastRetransmit { flight: Flight::Bytes(f), force: false }),
+            1 => (0u64..200_000, 1u32..5).prop_map(|(f, b)| Event::Timeout { flight: Flight::Bytes(f), backoff: Backoff::Given(b) }),
+            1 => (0u64..200_000, any::<bool>())
+                .prop_map(|(f, t)| Event::ExitRecovery { flight: Flight::Bytes(f), after_timeout: t, force: false }),
+            1 => (0u64..2_000_000).prop_map(move |i| Event::Idle(us(i))),
+        ]
+    }
+
+    /// Whole-segment ACKs with a partial segment, RTT samples of 10-200 ms with spikes, rounds,
+    /// losses and exits only where the machine sends them, application-limited spells and idle
+    /// time, for the Reno-family laws (PERT, mPERT, binomial); [`per_ack::run`] checks ssthresh too.
+    pub mod per_ack {
+        use std::time::Duration;
+
+        use proptest::prelude::*;
+
+        use crate::testkit::{Backoff, Event, Flight, Script};
+        use crate::{CcInit, CongestionControl, Rng};
+
+        pub fn rtt_us() -> impl Strategy<Value = u64> {
+            prop_oneof![
+                8 => 10_000u64..200_000,       // plausible samples 10-200 ms
+                1 => 200_000u64..3_000_000,    // spikes up to 3 s
+                1 => 1u64..10_000,             // very short
+            ]
+        }
+
+        pub fn event() -> impl Strategy<Value = Event> {
+            let us = Duration::from_micros;
+            prop_oneof![
+                40 => (1u64..4, 0u64..1000, rtt_us())
+                    .prop_map(move |(segs, extra_bytes, rtt_us)| Event::Ack { bytes: segs * MSS + extra_bytes % MSS, rtt: Some(us(rtt_us)), spacing: None }),
+                6 => Just(Event::DupAck),
+                4 => rtt_us().prop_map(move |rtt_us| Event::Round { max_rtt: Some(us(rtt_us)) }),
+                3 => (0u64..200).prop_map(|flight_segs| Event::FastRetransmit { flight: Flight::Bytes(flight_segs * MSS), force: false }),
+                1 => (1u32..6).prop_map(|backoff| Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
+                3 => (0u64..200, any::<bool>()).prop_map(|(flight_segs, after_timeout)| Event::ExitRecovery {
+                    flight: Flight::Bytes(flight_segs * MSS),
+                    after_timeout,
+                    force: false,
+                }),
+                1 => any::<bool>().prop_map(|not_cwnd_limited| Event::CwndLimited(!not_cwnd_limited)),
+                2 => (0u64..500).prop_map(|ms| Event::Idle(Duration::from_millis(ms))),
+            ]
+        }
+
+        pub const MSS: u64 = 1448;
+
+        /// Runs `events` through a fresh controller built by `make`; checks the invariants after every
+        /// step and returns the cwnd trajectory.
+        pub fn run<C: CongestionControl>(make: &dyn Fn(&CcInit) -> C, seed: u64, events: &[Event]) -> Vec<u64> {
+            let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 3 * MSS, abc_limit_segments: 2, rng: Rng::new(seed, 7) };
+            let cc = make(&init);
+            Script::new(cc, init).trajectory(events, |s, ev| {
+                assert!(s.w.ssthresh_bytes >= MSS, "ssthresh {} below one MSS after {ev:?}", s.w.ssthresh_bytes);
+                s.w.cwnd_bytes
+            })
+        }
+}
+
+    /// [`paced::Op`]s: ACKs and duplicate ACKs after a random gap on top of the ACK spacing, with
+    /// forced losses and exits, for the rate estimators' users (Westwood+, TCP Limit).
+    pub mod paced {
+        //! Random event sequences for the per-algorithm property tests.
+        use proptest::prelude::*;
+
+        use crate::testkit::{Backoff, Event, Flight, Script};
+        use crate::CongestionControl;
+        use std::time::Duration;
+
+        #[derive(Clone, Debug)]
+        pub enum Op {
+            Ack { segs: u8, rtt_us: u64, gap_us: u64 },
+            Dupack { gap_us: u64 },
+            Round,
+            FastRetransmit,
+            Timeout { backoff: u32 },
+            Exit { after_timeout: bool },
+            Limited(bool),
+            Idle { ms: u64 },
+        }
+
+        fn rtt_us() -> impl Strategy<Value = u64> {
+            prop_oneof![
+                8 => 5_000u64..300_000,   // plausible RTTs
+                1 => 300_000u64..5_000_000, // spikes
+                1 => 1u64..5_000,         // very short
+            ]
+        }
+
+        pub fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                30 => (1u8..=4, rtt_us(), 0u64..20_000).prop_map(|(segs, rtt_us, gap_us)| Op::Ack { segs, rtt_us, gap_us }),
+                4 => (0u64..5_000).prop_map(|gap_us| Op::Dupack { gap_us }),
+                3 => Just(Op::Round),
+                2 => Just(Op::FastRetransmit),
+                1 => (1u32..4).prop_map(|backoff| Op::Timeout { backoff }),
+                2 => any::<bool>().prop_map(|after_timeout| Op::Exit { after_timeout }),
+                1 => any::<bool>().prop_map(Op::Limited),
+                1 => (0u64..3_000).prop_map(|ms| Op::Idle { ms }),
+            ]
+        }
+
+        impl Op {
+            /// The idle time before this op (`gap_us` before an ACK or duplicate ACK, on top of the
+            /// script's ACK spacing) and its scripted event. Fast retransmits and recovery exits are
+            /// forced: the algorithm sees them in any state.
+            fn event(&self, mss: u64) -> (Duration, Event) {
+                let us = Duration::from_micros;
+                let no_gap = Duration::ZERO;
+                match *self {
+                    Op::Ack { segs, rtt_us, gap_us } => (us(gap_us), Event::Ack { bytes: segs as u64 * mss, rtt: Some(us(rtt_us)), spacing: None }),
+                    Op::Dupack { gap_us } => (us(gap_us), Event::DupAck),
+                    Op::Round => (no_gap, Event::Round { max_rtt: None }),
+                    Op::FastRetransmit => (no_gap, Event::FastRetransmit { flight: Flight::Cwnd, force: true }),
+                    Op::Timeout { backoff } => (no_gap, Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
+                    Op::Exit { after_timeout } => (no_gap, Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout, force: true }),
+                    Op::Limited(l) => (no_gap, Event::CwndLimited(l)),
+                    Op::Idle { ms } => (no_gap, Event::Idle(Duration::from_millis(ms))),
+                }
+            }
+        }
+
+        /// Runs `ops`, checking after every op that cwnd >= 1 MSS and every metric is finite; returns
+        /// the cwnd trajectory.
+        pub fn run<C: CongestionControl>(s: &mut Script<C>, ops: &[Op]) -> Vec<u64> {
+            let mss = s.w.mss_bytes;
+            let mut traj = Vec::with_capacity(ops.len());
+            for op in ops {
+                let (idle, event) = op.event(mss);
+                s.advance(idle);
+                s.apply(&event);
+                s.assert_invariants(op);
+                traj.push(s.w.cwnd_bytes);
+            }
+            traj
+        }
+}
 }

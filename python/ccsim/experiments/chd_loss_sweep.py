@@ -1,7 +1,7 @@
 """CHD paper, Fig. 4: single-flow goodput against random (non-congestion) loss, with the Mathis curve.
 
 Hayes & Armitage, "Improved coexistence and loss tolerance for delay based TCP congestion control",
-IEEE LCN 2010 (``../shared/papers/hayes-armitage-2010-chd.txt``), Section V-A and Fig. 4: one flow at
+IEEE LCN 2010 ([Hayes10] in ``docs/bibliography.md``), Section V-A and Fig. 4: one flow at
 a time for 60 s through a 10 Mbit/s bottleneck, 40 ms base RTT (20 ms each way), 84-packet drop-tail
 queue, Bernoulli loss on the data path only, each point repeated 10 times and drawn as the median with
 20th-80th percentile bars; the Mathis et al. model B = pkt_size/rtt * sqrt(3/2)/sqrt(p) (Eq. 5,

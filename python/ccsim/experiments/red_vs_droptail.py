@@ -1,7 +1,7 @@
 """RED vs drop-tail: two NewReno flows through the same bottleneck, queueing delay and sharing.
 
 The RED set-up is the one of Bansal & Balakrishnan, "Binomial congestion control algorithms", IEEE
-INFOCOM 2001 (``../shared/papers/bansal-balakrishnan-2001-binomial.txt``), Section 3: queue limit
+INFOCOM 2001 ([Bansal01] in ``docs/bibliography.md``), Section 3: queue limit
 Q = b x RTT (the bandwidth-delay product), min_th = 0.2 Q, max_th = 0.8 Q, other RED constants
 ns-2's defaults; start times spread over [0, 2] s and throughput measured after a warm-up. Their
 Sections 1 and 4 argue that RED keeps the average queue small by early drops and equalises the flows'

@@ -1,7 +1,7 @@
 //! # Binomial congestion control (Bansal & Balakrishnan, IEEE INFOCOM 2001)
 //!
-//! "Binomial Congestion Control Algorithms" (seed 004, `bansal-balakrishnan-2001-binomial.txt`);
-//! ccsim spec `algorithms.md` section 8 and pitfalls 7 and 10; reference code ns-2
+//! "Binomial Congestion Control Algorithms" ([Bansal01] in `docs/bibliography.md`); design notes in
+//! `docs/algorithms/binomial.md`; reference code ns-2
 //! (hbatmit/ns2.35 `tcp/tcp.cc`: `opencwnd()` case 6 = `windowOption_ 6`, `slowdown()`).
 //!
 //! Generalises AIMD: increase inversely proportional to a power k of the window, decrease
@@ -10,7 +10,7 @@
 //!
 //! Rules implemented (windows in packets, real-valued; numbers used again at the code sites):
 //! * (Eq. 2, I) per RTT `w <- w + α/w^k`, applied per ACK as `w <- w + n·α/w^(k+1)` (ns-2 case 6,
-//!   the paper's random-loss model of section 2.3), with n = segments acked by this ACK (spec 8.1,
+//!   the paper's random-loss model of section 2.3), with n = segments acked by this ACK (ccsim choice for
 //!   delayed/stretch ACKs), capped at the scenario's ABC limit L when ABC is on; `increase_per =
 //!   "ack"` uses n = 1 (ns-2 literally, whose test sinks do not delay ACKs).
 //! * (Eq. 2, D) on a loss event (fast retransmit, once per window: the machine calls
@@ -31,7 +31,7 @@
 //! produced.
 //!
 //! Differences from the paper / from ns-2 (and why):
-//! * ns-2's `decrease_num_` is 1 - β (spec 8.2): here `beta` is the paper's β (0.6 ⇔ decrease_num_
+//! * ns-2's `decrease_num_` is 1 - β (ns-2 `tcp.cc`): here `beta` is the paper's β (0.6 ⇔ decrease_num_
 //!   0.4). ns-2 also halves cwnd (not ssthresh) whenever decrease_num_ == 0.5; not reproduced (it is
 //!   an artefact of ns-2 defaults, not the algorithm).
 //! * ns-2 truncates ssthresh to whole packets (`(int) decreasewin`) while keeping cwnd real; the
@@ -48,8 +48,8 @@
 //!   decrease is then floored at 2 pkts (the paper's "not cut down the window by more than the current
 //!   window"); k + l <= -1 is rejected (the paper: λ does not decrease with p).
 
-use crate::algorithms::pert::reno_loss_ssthresh;
-use crate::params::{ParamReader, ParamSpec};
+use crate::algorithms::pert::{reno_loss_ssthresh, HalveFrom};
+use crate::params::{ParamChoice, ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::{RecoveryExit, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
@@ -62,8 +62,7 @@ pub fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::choice(
             "preset",
-            "iiad",
-            &["iiad", "sqrt", "aimd", "custom"],
+            Preset::Iiad,
             "iiad (k=1, l=0), sqrt (k=l=0.5), aimd (k=0, l=1), or custom (give k and l) (Bansal & Balakrishnan 2001)",
         ),
         ParamSpec::number(
@@ -97,9 +96,8 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "increase_per",
-            "segment",
-            &["segment", "ack"],
-            "per-ACK increase alpha/w^(k+1) times segments acked (spec 8.1, ABC-capped) or once per ACK (ns-2 opencwnd)",
+            IncreasePer::Segment,
+            "per-ACK increase alpha/w^(k+1) times segments acked (ABC-capped) or once per ACK (ns-2 opencwnd)",
         ),
         ParamSpec::boolean(
             "allow_unstable_l",
@@ -109,13 +107,23 @@ pub fn params() -> Vec<ParamSpec> {
     ]
 }
 
+crate::param_choice! {
+    /// A named (k, l) pair, or `custom` for k and l given by the user.
+    pub enum Preset { Iiad = "iiad", Sqrt = "sqrt", Aimd = "aimd", Custom = "custom" }
+}
+
+crate::param_choice! {
+    /// Per-ACK increase times the segments acked (ABC-capped), or once per ACK (ns-2 `opencwnd`).
+    pub enum IncreasePer { Segment = "segment", Ack = "ack" }
+}
+
 /// (k, l) of a named preset.
-fn preset_exponents(preset: &str) -> Option<(f64, f64)> {
+fn preset_exponents(preset: Preset) -> Option<(f64, f64)> {
     match preset {
-        "iiad" => Some((1.0, 0.0)),
-        "sqrt" => Some((0.5, 0.5)),
-        "aimd" => Some((0.0, 1.0)),
-        _ => None,
+        Preset::Iiad => Some((1.0, 0.0)),
+        Preset::Sqrt => Some((0.5, 0.5)),
+        Preset::Aimd => Some((0.0, 1.0)),
+        Preset::Custom => None,
     }
 }
 
@@ -126,7 +134,7 @@ pub struct Binomial {
     alpha: f64,
     beta: f64,
     halve_first: bool,
-    per_segment: bool,
+    increase_per: IncreasePer,
     abc_limit: u32,
     mss: f64,
     /// Slow start (standard Reno with ABC).
@@ -149,13 +157,13 @@ impl Binomial {
         let preset_given = given.contains_key("preset");
         let k_given = given.contains_key("k");
         let l_given = given.contains_key("l");
-        let preset = p.text("preset").to_string();
-        let (k, l) = if k_given || l_given || preset == "custom" {
-            if preset_given && preset != "custom" {
+        let preset: Preset = p.choice("preset");
+        let (k, l) = if k_given || l_given || preset == Preset::Custom {
+            if preset_given && preset != Preset::Custom {
                 let which = if k_given { "k" } else { "l" };
                 return Err(p.invalid(
                     "preset",
-                    format!("{which} is given with preset {preset:?}: set preset = \"custom\" (or omit it) to choose k and l"),
+                    format!("{which} is given with preset {:?}: set preset = \"custom\" (or omit it) to choose k and l", preset.word()),
                 ));
             }
             if !k_given {
@@ -166,7 +174,7 @@ impl Binomial {
             }
             (p.f64("k"), p.f64("l"))
         } else {
-            preset_exponents(&preset).expect("named preset")
+            preset_exponents(preset).expect("named preset")
         };
         if l > 1.0 && !p.bool("allow_unstable_l") {
             return Err(p.invalid("l", format!("{l} > 1 is unstable (Bansal & Balakrishnan section 2.1); set allow_unstable_l = true to accept it")));
@@ -176,7 +184,7 @@ impl Binomial {
         }
         let beta = if given.contains_key("beta") {
             p.f64("beta")
-        } else if preset == "aimd" && !k_given && !l_given {
+        } else if preset == Preset::Aimd && !k_given && !l_given {
             0.5
         } else {
             p.f64("beta")
@@ -191,7 +199,7 @@ impl Binomial {
             alpha: p.f64("alpha"),
             beta,
             halve_first: p.bool("first_decrease_halves"),
-            per_segment: p.text("increase_per") == "segment",
+            increase_per: p.choice("increase_per"),
             abc_limit: init.abc_limit_segments,
             mss,
             increase: RenoIncrease::default(),
@@ -272,7 +280,7 @@ impl CongestionControl for Binomial {
             return;
         }
         // (Eq. 2, I) per ACK: w += n * alpha / w^(k+1), n = segments acked (ABC-capped).
-        let n = if self.per_segment {
+        let n = if self.increase_per == IncreasePer::Segment {
             let segs = ack.bytes_acked as f64 / self.mss;
             if self.abc_limit > 0 {
                 segs.min(self.abc_limit as f64)
@@ -298,7 +306,7 @@ impl CongestionControl for Binomial {
                 // Standard timeout (section 3). ns-2 clears first_decrease_ on any slowdown().
                 self.first_decrease = false;
                 self.pending = None;
-                reno_loss_ssthresh(w, loss, false)
+                reno_loss_ssthresh(w, loss, HalveFrom::Flight)
             }
             LossKind::FastRetransmit => {
                 let in_slow_start = w.cwnd_bytes < w.ssthresh_bytes;
@@ -640,7 +648,7 @@ mod tests {
     }
 
     mod props {
-        use super::super::super::pert::fuzz;
+        use crate::testkit::strategies::per_ack;
         use super::*;
         use proptest::prelude::*;
 
@@ -650,7 +658,7 @@ mod tests {
             fn random_events_keep_invariants_and_are_deterministic(
                 seed in any::<u64>(),
                 preset_ix in 0usize..4,
-                events in proptest::collection::vec(fuzz::event(), 1..400),
+                events in proptest::collection::vec(per_ack::event(), 1..400),
             ) {
                 let make = move |init: &CcInit| {
                     let mut given = ParamMap::new();
@@ -666,8 +674,8 @@ mod tests {
                     }
                     Binomial::new(&given, init).unwrap()
                 };
-                let a = fuzz::run(&make, seed, &events);
-                let b = fuzz::run(&make, seed, &events);
+                let a = per_ack::run(&make, seed, &events);
+                let b = per_ack::run(&make, seed, &events);
                 prop_assert_eq!(a, b);
             }
         }

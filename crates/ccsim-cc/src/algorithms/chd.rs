@@ -5,7 +5,7 @@
 //! queueing delay h_r), eq. (3) (shadow window), eq. (4) (loss response), with the backoff
 //! probability g of Fig. 1 (Budzisz et al., see [`super::delay_probability`]). Reference code: FreeBSD
 //! `sys/netinet/cc/cc_chd.c` (FreeBSD 9, the code the paper's experiments ran), with the h_ertt
-//! marked-packet round. Spec `algorithms.md` sections 1.1-1.3 and 4.
+//! marked-packet round. Bibliography keys [Hayes10], [FreeBSD-cc] (`docs/bibliography.md`).
 //!
 //! Rules implemented (windows in bytes, FreeBSD order of operations):
 //! * **Round (eq. 2).** At the end of each marked-packet round (`on_round`; the decision is taken in
@@ -17,7 +17,7 @@
 //! * **Delay backoff (eq. 2, eq. 3).** Shadow window first (eq. 3): `s = max(w, s)` if
 //!   `loss_compete` or h_r > h_b (the h_r of the previous backoff), else `s = 0`; then h_b = h_r.
 //!   Then `ssthresh = cwnd = max(ceil(w/MSS/2), 2)·MSS` (FreeBSD `chd_window_decrease`) and
-//!   congestion recovery until `snd_nxt` at the backoff is acknowledged: no delay decision meanwhile,
+//!   congestion recovery until `snd_max` at the backoff is acknowledged: no delay decision meanwhile,
 //!   and losses in it are tolerated. No increase on the backoff ACK.
 //! * **Increase (eq. 2 second case).** NewReno slow start / congestion avoidance through
 //!   [`RenoIncrease`] (ABC as the scenario says); without ABC, FreeBSD's CHD adds one MSS per round in
@@ -35,7 +35,7 @@
 //! `q_th_ms` 30, `use_max` true, `loss_fair` true, `shadow_init` cwnd, `loss_delay` partial_round,
 //! `restore_shadow` loss_compete, `tolerated_loss_exit` newreno, `rtt_tick_ms` 0.
 //!
-//! Differences from the paper / from the reference code, and why (spec 4.3):
+//! Differences from the paper / from the reference code, and why:
 //! * **Shadow window start:** the paper initialises s "at the first hint of competing"; the code (what
 //!   the experiments ran) sets s = w at connection start. Default = code; `shadow_init = zero` = paper.
 //! * **Loss test (eq. 4):** the paper tests "the last recorded h_r"; the code tests the current,
@@ -57,12 +57,12 @@
 //!   (`RenoIncrease`); the code does not test cwnd-limitation. Growth does continue during the
 //!   congestion recovery after a delay backoff, as in the code.
 //! * **Congestion recovery** ends, as FreeBSD `tcp_input`, after processing the first ACK with
-//!   snd_una >= snd_nxt-at-backoff (a round ending on that ACK is still not decided). `snd_nxt` comes
+//!   snd_una >= snd_max-at-backoff (a round ending on that ACK is still not decided). `snd_max` comes
 //!   from the `AckSample` of the backoff ACK.
 //! * **After an RTO** FreeBSD leaves recovery at once and could take delay decisions in the following
 //!   slow start; ccsim's `in_recovery` stays true until `recover` is acked, so CHD takes none then.
 //! * **p_max** is a real per-round probability (paper 0.25; FreeBSD integer percent, sysctl default
-//!   50 %, pitfall 3); **q_th** 30 ms (paper runs; FreeBSD default 20 ticks). `rtt_tick_ms = 1` gives
+//!   50 %, not the paper's value); **q_th** 30 ms (paper runs; FreeBSD default 20 ticks). `rtt_tick_ms = 1` gives
 //!   FreeBSD's 1 ms ticks with +1 tick per sample. Per-flow seeded random stream, not the kernel's.
 
 use std::time::Duration;
@@ -73,6 +73,23 @@ use crate::reno::RenoIncrease;
 use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, Rng, RoundSample, Window};
 
 pub const NAME: &str = "chd";
+
+crate::param_choice! {
+    /// Shadow window at connection start: cwnd (FreeBSD `chd_conn_init`) or 0 (paper).
+    pub enum ShadowInit { Cwnd = "cwnd", Zero = "zero" }
+}
+crate::param_choice! {
+    /// Delay tested at a loss: the current partial round (code) or the last completed h_r (eq. (4)).
+    pub enum LossDelay { PartialRound = "partial_round", LastRound = "last_round" }
+}
+crate::param_choice! {
+    /// Shadow restore at a region-B loss: only after a region-B backoff (code) or always (eq. (4)).
+    pub enum RestoreShadow { LossCompete = "loss_compete", RegionB = "region_b" }
+}
+crate::param_choice! {
+    /// cwnd when a tolerated loss's recovery ends: NewReno post-recovery (code) or kept (paper).
+    pub enum ToleratedLossExit { NewReno = "newreno", KeepCwnd = "keep_cwnd" }
+}
 
 pub fn params() -> Vec<ParamSpec> {
     vec![
@@ -99,26 +116,22 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::boolean("loss_fair", true, "shadow-window restore enabled by region-B backoffs (FreeBSD loss_fair)"),
         ParamSpec::choice(
             "shadow_init",
-            "cwnd",
-            &["cwnd", "zero"],
+            ShadowInit::Cwnd,
             "shadow window at connection start: cwnd (FreeBSD conn_init) or 0 until a backoff meets eq. 3 (paper)",
         ),
         ParamSpec::choice(
             "loss_delay",
-            "partial_round",
-            &["partial_round", "last_round"],
+            LossDelay::PartialRound,
             "queueing delay tested at a loss: current partial round and latest sample (code) or last completed h_r (paper eq. 4)",
         ),
         ParamSpec::choice(
             "restore_shadow",
-            "loss_compete",
-            &["loss_compete", "region_b"],
+            RestoreShadow::LossCompete,
             "restore w = max(w, s) at a region-B loss only after a region-B backoff (code) or always (paper eq. 4)",
         ),
         ParamSpec::choice(
             "tolerated_loss_exit",
-            "newreno",
-            &["newreno", "keep_cwnd"],
+            ToleratedLossExit::NewReno,
             "cwnd after a tolerated loss's recovery: NewReno min(ssthresh, flight + MSS) (code) or ssthresh = w (paper)",
         ),
         ParamSpec::number(
@@ -158,10 +171,10 @@ pub struct Chd {
     g: TwoRegion,
     use_max: bool,
     loss_fair: bool,
-    shadow_from_start: bool,
-    loss_delay_last_round: bool,
-    restore_in_region_b: bool,
-    keep_cwnd_after_tolerated: bool,
+    shadow_init: ShadowInit,
+    loss_delay: LossDelay,
+    restore_shadow: RestoreShadow,
+    tolerated_loss_exit: ToleratedLossExit,
     tick: Duration,
     mss: u64,
     abc_limit: u32,
@@ -201,21 +214,21 @@ impl Chd {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
         let (q_min, q_th) = super::delay_probability::read_thresholds(&p)?;
-        let shadow_from_start = p.text("shadow_init") == "cwnd";
+        let shadow_init: ShadowInit = p.choice("shadow_init");
         Ok(Chd {
             g: TwoRegion { q_min, q_th, p_max: p.f64("p_max") },
             use_max: p.bool("use_max"),
             loss_fair: p.bool("loss_fair"),
-            shadow_from_start,
-            loss_delay_last_round: p.text("loss_delay") == "last_round",
-            restore_in_region_b: p.text("restore_shadow") == "region_b",
-            keep_cwnd_after_tolerated: p.text("tolerated_loss_exit") == "keep_cwnd",
+            shadow_init,
+            loss_delay: p.choice("loss_delay"),
+            restore_shadow: p.choice("restore_shadow"),
+            tolerated_loss_exit: p.choice("tolerated_loss_exit"),
             tick: p.millis("rtt_tick_ms"),
             mss: init.mss_bytes.max(1),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
             rng: init.rng.clone(),
-            shadow: if shadow_from_start { init.initial_cwnd_bytes } else { 0 },
+            shadow: if shadow_init == ShadowInit::Cwnd { init.initial_cwnd_bytes } else { 0 },
             loss_compete: false,
             prev_backoff_q: Duration::ZERO,
             partial_max: None,
@@ -287,7 +300,7 @@ impl Chd {
         w.set_cwnd(new);
         self.increase.reset();
         self.cong_recovery = true;
-        self.cong_recover_seq = ack.snd_nxt;
+        self.cong_recover_seq = ack.snd_max;
         self.delay_backoffs += 1;
     }
 
@@ -310,7 +323,7 @@ impl Chd {
 
     /// Queueing delay that decides whether a loss is congestion (eq. 4).
     fn loss_delay(&self) -> Option<Duration> {
-        if self.loss_delay_last_round {
+        if self.loss_delay == LossDelay::LastRound {
             return self.last_h_r;
         }
         let pending = self.pending_round.and_then(|r| r.max_in_round);
@@ -325,7 +338,7 @@ impl CongestionControl for Chd {
     }
 
     fn init(&mut self, w: &mut Window) {
-        self.shadow = if self.shadow_from_start { w.cwnd_bytes } else { 0 };
+        self.shadow = if self.shadow_init == ShadowInit::Cwnd { w.cwnd_bytes } else { 0 };
     }
 
     fn on_round(&mut self, _w: &mut Window, round: &RoundSample) {
@@ -407,7 +420,7 @@ impl CongestionControl for Chd {
                 let congestion = !self.cong_recovery && self.loss_delay().is_some_and(|q| q > self.g.q_th);
                 let ssthresh = if congestion {
                     // (Eq. 4) first case: max(w, s)/2 when competing with loss-based flows.
-                    let restore = self.loss_compete || self.restore_in_region_b;
+                    let restore = self.loss_compete || self.restore_shadow == RestoreShadow::RegionB;
                     let base = if restore { w.cwnd_bytes.max(self.shadow) } else { w.cwnd_bytes };
                     self.loss_backoffs += 1;
                     self.tolerated_in_progress = false;
@@ -432,7 +445,7 @@ impl CongestionControl for Chd {
         if exit.after_timeout {
             return;
         }
-        if tolerated && self.keep_cwnd_after_tolerated {
+        if tolerated && self.tolerated_loss_exit == ToleratedLossExit::KeepCwnd {
             w.set_cwnd(w.ssthresh_bytes);
         } else {
             // NewReno post-recovery (FreeBSD newreno_post_recovery, RFC 6582 option 1).
@@ -536,8 +549,10 @@ mod tests {
         assert_eq!(s.cc.g.p_max, 0.25);
         assert_eq!(s.cc.g.q_min, ms(5.0));
         assert_eq!(s.cc.g.q_th, ms(30.0));
-        assert!(s.cc.use_max && s.cc.loss_fair && s.cc.shadow_from_start);
-        assert!(!s.cc.loss_delay_last_round && !s.cc.restore_in_region_b && !s.cc.keep_cwnd_after_tolerated);
+        assert!(s.cc.use_max && s.cc.loss_fair && s.cc.shadow_init == ShadowInit::Cwnd);
+        assert_eq!(s.cc.loss_delay, LossDelay::PartialRound);
+        assert_eq!(s.cc.restore_shadow, RestoreShadow::LossCompete);
+        assert_eq!(s.cc.tolerated_loss_exit, ToleratedLossExit::NewReno);
         assert_eq!(m(&s, "shadow_bytes"), 3000.0, "shadow window starts at the initial cwnd (conn_init)");
         let z = chd(&[("shadow_init", text("zero"))]);
         assert_eq!(m(&z, "shadow_bytes"), 0.0);
@@ -873,26 +888,11 @@ mod tests {
 
     mod prop {
         use super::*;
-        use crate::testkit::{Backoff, Event, Flight};
+        use crate::testkit::Event;
         use proptest::prelude::*;
 
         fn ev() -> impl Strategy<Value = Event> {
-            let us = Duration::from_micros;
-            let rtt = prop_oneof![
-                8 => (20_000u64..200_000).prop_map(Some),
-                1 => (0u64..5_000_000).prop_map(Some),
-                1 => Just(None),
-            ];
-            prop_oneof![
-                10 => (0u64..5_000, rtt).prop_map(move |(bytes, rtt_us)| Event::Ack { bytes, rtt: rtt_us.map(us), spacing: None }),
-                2 => Just(Event::DupAck),
-                3 => (0u64..400_000).prop_map(move |m| Event::Round { max_rtt: Some(us(m)) }),
-                1 => (0u64..200_000).prop_map(|f| Event::FastRetransmit { flight: Flight::Bytes(f), force: false }),
-                1 => (0u64..200_000, 1u32..5).prop_map(|(f, b)| Event::Timeout { flight: Flight::Bytes(f), backoff: Backoff::Given(b) }),
-                1 => (0u64..200_000, any::<bool>())
-                    .prop_map(|(f, t)| Event::ExitRecovery { flight: Flight::Bytes(f), after_timeout: t, force: false }),
-                1 => (0u64..2_000_000).prop_map(move |i| Event::Idle(us(i))),
-            ]
+            crate::testkit::strategies::unforced_events(3, 0..400_000)
         }
 
         fn params() -> impl Strategy<Value = (Vec<(&'static str, ParamValue)>, u32)> {

@@ -1,8 +1,8 @@
 //! # Delay-based AIMD on the H-TCP increase (Leith, Shorten, McCullagh, Heffner, Dunn, Baker 2007)
 //!
 //! Paper: D. Leith et al., "Delay-based AIMD congestion control", PFLDnet 2007
-//! (`/work/shared/papers/leith-2007-delay-based-aimd.txt`), Algorithm 1 and eqs. (1)-(7). No public
-//! code exists (the authors' Linux 2.6.17 module was not found); spec `algorithms.md` section 5.
+//! ([Leith07] in `docs/bibliography.md`), Algorithm 1 and eqs. (1)-(7). No public code exists (the
+//! authors' Linux 2.6.17 module was not found); the choices are listed in `docs/algorithms/delay_aimd.md`.
 //!
 //! Per ACK carrying an RTT sample `RTT` (Algorithm 1, line numbers in brackets; windows in packets in
 //! the paper, bytes here):
@@ -24,17 +24,17 @@
 //! * Packet loss: `w = β·w` (**eqs. (1), (6)**, third case), `ssthresh = w`, `t_b = now`.
 //!
 //! Parameters: see [`params`]. τ̄0 = 20 ms (Figs 2-4; Fig 7 used 50 ms). The paper gives no value for
-//! δ, γ, Δ0, w0 or a: the engineering defaults of the spec (5.3) are used, each a parameter: δ = 0.75
+//! δ, γ, Δ0, w0 or a: ccsim's engineering defaults are used, each a parameter: δ = 0.75
 //! (the only value shown, Fig. 4), γ = 0.5, Δ0 = max(RTTmax − RTTmin, RTTmin), w0_pkts = 4 packets,
 //! a = 0.001 (RTTmax decays 1 ms per second).
 //!
 //! Differences from the paper, and choices where it is silent (why):
 //! * **Thresholds.** Eq. (6)'s text backs off when τ ≥ τ0 (adaptive); Algorithm 1 line 22 uses the
 //!   baseline τ̄0 for the backoff and the adaptive τ0 only for the increase gate. Default: the listing
-//!   (spec recommendation); `backoff_threshold = "adaptive"` gives the eq. (6) reading. With γ = 0 both
+//!   (the algorithm as printed); `backoff_threshold = "adaptive"` gives the eq. (6) reading. With γ = 0 both
 //!   coincide with eq. (1).
 //! * **Delay signal.** Section II-A says `τ = sRTT − RTTmin`; Algorithm 1 uses the per-ACK RTT.
-//!   Default the raw sample (listing, pitfall 1); `delay_signal = "srtt"` uses the machine's RFC 6298
+//!   Default the raw sample (the listing; smoothing would hide the queue build-up the rule reacts to); `delay_signal = "srtt"` uses the machine's RFC 6298
 //!   SRTT in lines 3-5 (RTTmin stays the minimum raw sample, as the paper defines it).
 //! * **Line 8** is garbled ("if τ = T̂max"); read with the text of section IV ("when RTT > RTTmax"): the
 //!   sample raised RTTmax in line 3. Eq. (7) uses the baseline τ̄0 (the set point the queue should not
@@ -43,14 +43,14 @@
 //!   the ACKs of packets that were already queued keep reporting τ ≥ τ̄0 for a whole RTT, which exceeds
 //!   the default Δ0 = max(RTTmax − RTTmin, RTTmin) by the queueing delay itself; a second backoff on
 //!   those stale samples would cut the window twice for one congestion episode. So no delay backoff
-//!   happens until everything sent before the previous one is acknowledged (snd_una > snd_nxt at
+//!   happens until everything sent before the previous one is acknowledged (snd_una > snd_max at
 //!   the backoff: the ACK of the last of those segments is still stale). In a packet-level check on
 //!   the Fig. 2 path (1 flow) the guard lifts utilisation from 0.67 to 0.87. Off reproduces the
 //!   listing's Δ0-only limiter.
 //! * **Time origin.** Δ and the Δ0 timer start at the connection start, which the seam does not give:
 //!   the send time of the first acknowledged segment (first ACK time minus its RTT sample) is used.
-//! * **δ default** 1, i.e. eq. (3) β = RTTmin/RTT, the paper's setting for Figs 2, 3, 6-8 (the spec
-//!   suggested 0.75, the value of Fig. 4 only). 0.75 makes RTTmin self-correcting but cuts each
+//! * **δ default** 1, i.e. eq. (3) β = RTTmin/RTT, the paper's setting for Figs 2, 3, 6-8 (0.75 is
+//!   shown, the value of Fig. 4 only). 0.75 makes RTTmin self-correcting but cuts each
 //!   backoff ~25 % below the BDP: in ccsim on the Fig. 2 path utilisation is 0.86-0.89 with 0.75 and
 //!   0.99 with 1. See `docs/algorithms/delay_aimd.md`.
 //! * **Recovery.** No delay backoff while the machine is in fast recovery (the loss backoff already
@@ -59,7 +59,7 @@
 //! * **Per-ACK counting.** The listing's per-ACK rules (lines 3, 12, 14, 19) count ACKs; here they
 //!   count ABC-limited bytes like [`crate::reno::RenoIncrease`] (`min(acked, L·MSS)`, or one MSS per ACK
 //!   with ABC off), so delayed ACKs do not halve the increase, and RTTmax decays per segment acked so
-//!   `a` is a true rate (pitfall 10).
+//!   `a` is a true rate whatever the ACK ratio.
 //! * **β in the increase** is the per-ACK β of line 5 (not the β of the last backoff as in H-TCP).
 //!   Before the first RTT sample β = 0.5 (standard TCP) for a loss backoff.
 //! * **Floors.** Backoffs never go below 2 MSS (as every TCP's ssthresh); the paper has no floor.
@@ -80,17 +80,26 @@ use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, 
 
 pub const NAME: &str = "delay_aimd";
 
+crate::param_choice! {
+    /// Delay backoff at τ ≥ τ̄0 (Algorithm 1) or at the adaptive τ0 of eq. (5) (the eq. (6) text).
+    pub enum BackoffThreshold { Baseline = "baseline", Adaptive = "adaptive" }
+}
+crate::param_choice! {
+    /// RTT for τ, β and RTTmax: the raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (§II-A).
+    pub enum DelaySignal { Rtt = "rtt", Srtt = "srtt" }
+}
+
 pub fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::positive("tau0_ms", "ms", 20.0, 10_000.0, "baseline queueing-delay threshold tau0-bar for the delay backoff (paper Figs 2-4: 20 ms; Fig 7: 50 ms)"),
         ParamSpec::positive("delta", "", 1.0, 1.0, "backoff scaling delta of eq. 4, beta = min(delta*RTTmin/RTT, beta_max); 1 = eq. 3 (Figs 2, 3, 6-8); < 1 lets RTTmin ratchet down (Fig 4: 0.75)"),
         ParamSpec::positive("beta_max", "", 0.9, 1.0, "cap of the adaptive backoff factor (Algorithm 1 line 5: 0.9)"),
-        ParamSpec::number("gamma", "", 0.5, 0.0, 1.0, "weight of the observed queue in the adaptive increase threshold, eq. 5 (not given; spec default 0.5; 0 = basic algorithm)"),
-        ParamSpec::number("delta0_ms", "ms", 0.0, 0.0, 3_600_000.0, "minimum time between delay backoffs Delta0; 0 = max(RTTmax - RTTmin, RTTmin) (not given; spec default)"),
-        ParamSpec::number("w0_pkts", "pkts", 4.0, 0.0, 1e9, "delay rules apply only above this window (eq. 1; not given; spec default 4)"),
-        ParamSpec::number("a", "s/s", 0.001, 0.0, 1.0, "decay rate of RTTmax towards the current RTT (line 3; not given; spec default 1 ms per s)"),
-        ParamSpec::choice("backoff_threshold", "baseline", &["baseline", "adaptive"], "delay backoff when tau >= tau0-bar (Algorithm 1) or >= the adaptive tau0 of eq. 5 (eq. 6 text)"),
-        ParamSpec::choice("delay_signal", "rtt", &["rtt", "srtt"], "RTT used for tau, beta and RTTmax: raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (section II-A)"),
+        ParamSpec::number("gamma", "", 0.5, 0.0, 1.0, "weight of the observed queue in the adaptive increase threshold, eq. 5 (not given; ccsim default 0.5; 0 = basic algorithm)"),
+        ParamSpec::number("delta0_ms", "ms", 0.0, 0.0, 3_600_000.0, "minimum time between delay backoffs Delta0; 0 = max(RTTmax - RTTmin, RTTmin) (not given; ccsim default)"),
+        ParamSpec::number("w0_pkts", "pkts", 4.0, 0.0, 1e9, "delay rules apply only above this window (eq. 1; not given; ccsim default 4)"),
+        ParamSpec::number("a", "s/s", 0.001, 0.0, 1.0, "decay rate of RTTmax towards the current RTT (line 3; not given; ccsim default 1 ms per s)"),
+        ParamSpec::choice("backoff_threshold", BackoffThreshold::Baseline, "delay backoff when tau >= tau0-bar (Algorithm 1) or >= the adaptive tau0 of eq. 5 (eq. 6 text)"),
+        ParamSpec::choice("delay_signal", DelaySignal::Rtt, "RTT used for tau, beta and RTTmax: raw per-ACK sample (Algorithm 1) or RFC 6298 SRTT (section II-A)"),
         ParamSpec::boolean("limited_slow_start", true, "delay-based limited slow start with max_ssthresh of eq. 7 (section IV); false: Reno slow start"),
         ParamSpec::boolean("window_guard", true, "no second delay backoff until the data sent before the previous one is acked (ccsim choice, see docs)"),
         ParamSpec::boolean("rtt_scaling", false, "scale the H-TCP factor by clamp(RTTmin/100 ms, 0.1, 2) as Linux H-TCP (not in eq. 2)"),
@@ -110,8 +119,8 @@ pub struct DelayAimd {
     delta0_fixed: Option<f64>,
     w0_pkts: f64,
     a: f64,
-    backoff_adaptive: bool,
-    use_srtt: bool,
+    backoff_threshold: BackoffThreshold,
+    delay_signal: DelaySignal,
     limited_ss: bool,
     window_guard: bool,
     rtt_scaling: bool,
@@ -151,8 +160,8 @@ impl DelayAimd {
             delta0_fixed: if delta0 > 0.0 { Some(delta0) } else { None },
             w0_pkts: p.f64("w0_pkts"),
             a: p.f64("a"),
-            backoff_adaptive: p.text("backoff_threshold") == "adaptive",
-            use_srtt: p.text("delay_signal") == "srtt",
+            backoff_threshold: p.choice("backoff_threshold"),
+            delay_signal: p.choice("delay_signal"),
             limited_ss: p.bool("limited_slow_start"),
             window_guard: p.bool("window_guard"),
             rtt_scaling: p.bool("rtt_scaling"),
@@ -238,12 +247,12 @@ impl DelayAimd {
         new_max
     }
 
-    fn backoff(&mut self, w: &mut Window, now: Time, snd_nxt: u64) {
+    fn backoff(&mut self, w: &mut Window, now: Time, snd_max: u64) {
         let target = (self.beta * self.frac.get(w)).max(2.0 * self.mss as f64);
         self.frac.set(w, target); // line 23
         w.ssthresh_bytes = w.cwnd_bytes; // line 24
         self.t_b = Some(now); // line 25
-        self.guard_seq = snd_nxt;
+        self.guard_seq = snd_max;
         self.slow_start.reset();
         self.delay_backoffs += 1;
     }
@@ -266,7 +275,7 @@ impl CongestionControl for DelayAimd {
         let mut new_max = false;
         let fresh = match ack.rtt {
             Some(raw) => {
-                let signal = if self.use_srtt { ack.srtt.unwrap_or(raw) } else { raw };
+                let signal = if self.delay_signal == DelaySignal::Srtt { ack.srtt.unwrap_or(raw) } else { raw };
                 let segs = ack.bytes_acked.div_ceil(mss).max(1);
                 new_max = self.measure(w, raw, signal, segs);
                 true
@@ -310,12 +319,12 @@ impl CongestionControl for DelayAimd {
         // Lines 22-25: delay backoff.
         if fresh && !ack.in_recovery {
             let w_pkts = w.cwnd_bytes as f64 / mss as f64;
-            let threshold = if self.backoff_adaptive { self.tau0_adaptive() } else { self.tau0_bar };
+            let threshold = if self.backoff_threshold == BackoffThreshold::Adaptive { self.tau0_adaptive() } else { self.tau0_bar };
             let since = now.saturating_since(self.t_b.unwrap_or(now)).as_nanos() as f64;
             // strictly beyond: the ACK of the last segment sent before the backoff is still stale
             let guard_ok = !self.window_guard || ack.snd_una > self.guard_seq;
             if w_pkts > self.w0_pkts && self.tau >= threshold && since > self.delta0() && guard_ok {
-                self.backoff(w, now, ack.snd_nxt);
+                self.backoff(w, now, ack.snd_max);
             }
         }
     }
@@ -676,23 +685,11 @@ mod tests {
 
     mod prop {
         use super::*;
-        use crate::testkit::{Backoff, Event, Flight};
+        use crate::testkit::Event;
         use proptest::prelude::*;
 
-        /// Fast retransmits and recovery exits are forced: the algorithm sees them in any state.
         fn ev() -> impl Strategy<Value = Event> {
-            let us = Duration::from_micros;
-            prop_oneof![
-                20 => (1u64..4, prop_oneof![50_000u64..200_000, 1u64..100, 200_000u64..5_000_000], 0u64..20_000)
-                    .prop_map(move |(segs, rtt_us, gap_us)| Event::Ack { bytes: segs * MSS, rtt: Some(us(rtt_us)), spacing: Some(us(gap_us)) }),
-                1 => Just(Event::AckWithoutRtt { bytes: MSS }),
-                2 => Just(Event::DupAck),
-                2 => Just(Event::Round { max_rtt: Some(ms(50)) }),
-                1 => Just(Event::FastRetransmit { flight: Flight::Cwnd, force: true }),
-                1 => Just(Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Counted }),
-                1 => any::<bool>().prop_map(|t| Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout: t, force: true }),
-                1 => (0u64..20_000_000).prop_map(move |i| Event::Idle(us(i))),
-            ]
+            crate::testkit::strategies::forced_events(MSS, 50_000..200_000, 1)
         }
 
         fn run(evs: &[Event], guard: bool, srtt: bool) -> Vec<u64> {

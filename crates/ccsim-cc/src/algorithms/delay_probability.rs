@@ -3,7 +3,7 @@
 //! Budzisz, Stanojević, Schlote, Shorten, Baker, "On the fair coexistence of loss- and delay-based
 //! TCP" (2009), section III, Fig. 6 ("per-packet back-off probability as a function of observed
 //! delay"); Hayes & Armitage, "Improved coexistence and loss tolerance for delay based TCP congestion
-//! control" (LCN 2010), Fig. 1 and eq. (1)/(2). Spec `algorithms.md` section 1.2.
+//! control" (LCN 2010), Fig. 1 and eq. (1)/(2). Keys [Budzisz09], [Hayes10] in `docs/bibliography.md`.
 //!
 //! ```text
 //! g(q) = 0                                   q <= q_min
@@ -19,13 +19,13 @@
 //! Differences from the FreeBSD code (`cc_hd.c`, `cc_chd.c`, `should_backoff`):
 //! * FreeBSD computes an integer threshold `((RANDOM_MAX/100)*pmax_pct/(qth-qmin))*(q-qmin)` and
 //!   compares `random()` against it; here p is an `f64` and the caller compares a uniform [0, 1)
-//!   draw with it. The integer truncations change p by less than 1e-8 (spec 1.2); the quantisation
+//!   draw with it. The integer truncations change p by less than 1e-8; the quantisation
 //!   that matters, q in whole 1 ms ticks, is available through [`quantise_to_ticks`].
 //! * Region B when `q_max <= q_th` would divide by zero (FreeBSD cannot reach it because
 //!   q <= q_max always holds there); here any `q > q_max` gives 0 first, so the division only runs with
 //!   `q_max > q >= q_th`, and the result is clamped to [0, p_max].
 //!
-//! The rising half, [`rising_ramp`], is the RED-like law PERT and mPERT use (spec 7.1).
+//! The rising half, [`rising_ramp`], is the RED-like law PERT and mPERT use ([Budzisz09] §II, Fig. 1).
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! per-packet backoff probability) and Fig. 7 (pseudo-code); as restated by Hayes & Armitage, "Improved
 //! coexistence and loss tolerance for delay based TCP congestion control" (LCN 2010), section III,
 //! eq. (1). Reference code: FreeBSD `sys/netinet/cc/cc_hd.c` (the module Hayes' experiments ran).
-//! Spec `algorithms.md` sections 1.1-1.3 and 3.
+//! Bibliography keys [Budzisz09], [Hayes10], [FreeBSD-cc] (`docs/bibliography.md`).
 //!
 //! Rules implemented (windows in bytes):
 //! * On every ACK of new data (Fig. 7 "on receipt of each ACK"; FreeBSD: `CC_ACK` only, not dupacks):
@@ -25,7 +25,7 @@
 //! `rtt_tick_ms` 0, `halve_from` cwnd.
 //!
 //! Differences from the paper / from the reference code, and why:
-//! * **One Bernoulli trial per ACK of new data, no once-per-RTT limiter** (spec 3.3): FreeBSD's delay
+//! * **One Bernoulli trial per ACK of new data, no once-per-RTT limiter**: FreeBSD's delay
 //!   backoff enters congestion recovery with a stale `snd_recover`, and `tcp_input` leaves it on the
 //!   same ACK, so trials are per ACK as in the paper. Under delayed ACKs a 2-segment ACK is one trial.
 //!   The draw is taken whenever q > q_min (also where g = 0, e.g. at a new maximum), as FreeBSD calls
@@ -37,12 +37,12 @@
 //! * **q_max:** FreeBSD uses `maxrtt − minrtt`, a lifetime maximum, so g = 0 at every new maximum.
 //!   Budzisz's δ_max has "default value 100 ms": `q_max_floor_ms = 100` reads it as a floor
 //!   (q_max = max(100 ms, observed)), which in Budzisz's scenarios (100 ms of buffer) equals "initial
-//!   value, then the running estimate" once the queue has filled (spec 3.4).
+//!   value, then the running estimate" once the queue has filled.
 //! * **w0:** in Fig. 7 but not in the code and never given a value: parameter, default 0 (off).
 //! * **Backoff rounding:** the paper halves; FreeBSD floors to whole segments with a 2-segment floor
 //!   and sets ssthresh to the new cwnd, so the next ACK is a slow-start step (≤ 2 MSS with ABC).
 //! * **Thresholds:** Hayes used q_th = 30 ms; Budzisz's ns-2 runs used δ_min = 5 ms, δ_th = 20 ms
-//!   (Table I; also FreeBSD's sysctl default 20 ticks and pmax 5 %, not used here, pitfall 3).
+//!   (Table I; also FreeBSD's sysctl default 20 ticks and pmax 5 %, not used here: the paper's values are).
 //! * **Clock:** FreeBSD measures in 1 ms ticks with +1 tick per sample; `rtt_tick_ms = 1` reproduces
 //!   the staircase (`floor(rtt/tick) + 1` for the sample, the minimum and the maximum alike).
 //! * **Random stream:** per-flow seeded stream from `CcInit`, not FreeBSD's kernel-global `random()`.
@@ -57,6 +57,7 @@
 use std::time::Duration;
 
 use super::delay_probability::{millis_f64, quantise_to_ticks, TwoRegion};
+use super::newreno::HalveFrom;
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
@@ -105,8 +106,7 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "delay_signal",
-            "sample",
-            &["sample", "srtt99"],
+            DelaySignal::Sample,
             "queueing delay from the raw per-ACK RTT (FreeBSD, Hayes) or PERT's srtt_0.99 (Budzisz ns-2 reading)",
         ),
         ParamSpec::number(
@@ -119,18 +119,15 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "halve_from",
-            "cwnd",
-            &["cwnd", "flight"],
+            HalveFrom::Cwnd,
             "loss halving of FreeBSD NewReno (floor(cwnd/2) in MSS) or RFC 5681 FlightSize/2",
         ),
     ]
 }
 
-/// Which delay estimate feeds g(q).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DelaySignal {
-    Sample,
-    Srtt99,
+crate::param_choice! {
+    /// Which delay estimate feeds g(q).
+    enum DelaySignal { Sample = "sample", Srtt99 = "srtt99" }
 }
 
 #[derive(Clone, Debug)]
@@ -140,7 +137,7 @@ pub struct Hd {
     w0_bytes: u64,
     signal: DelaySignal,
     tick: Duration,
-    halve_cwnd: bool,
+    halve_from: HalveFrom,
     abc_limit: u32,
     increase: RenoIncrease,
     rng: Rng,
@@ -168,9 +165,9 @@ impl Hd {
             g: TwoRegion { q_min, q_th, p_max: p.f64("p_max") },
             q_max_floor: p.millis("q_max_floor_ms"),
             w0_bytes,
-            signal: if p.text("delay_signal") == "srtt99" { DelaySignal::Srtt99 } else { DelaySignal::Sample },
+            signal: p.choice("delay_signal"),
             tick: p.millis("rtt_tick_ms"),
-            halve_cwnd: p.text("halve_from") == "cwnd",
+            halve_from: p.choice("halve_from"),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
             rng: init.rng.clone(),
@@ -253,7 +250,7 @@ impl CongestionControl for Hd {
         self.increase.reset();
         self.loss_backoffs += 1;
         let mss = w.mss_bytes;
-        if self.halve_cwnd {
+        if self.halve_from == HalveFrom::Cwnd {
             // FreeBSD NewReno (cong_signal CC_NDUPACK, and the CC_RTO wrapper on every expiry).
             (w.cwnd_bytes / mss / 2).max(2).saturating_mul(mss)
         } else {
@@ -568,26 +565,11 @@ mod tests {
 
     mod prop {
         use super::*;
-        use crate::testkit::{Backoff, Event, Flight};
+        use crate::testkit::Event;
         use proptest::prelude::*;
 
         fn ev() -> impl Strategy<Value = Event> {
-            let us = Duration::from_micros;
-            let rtt = prop_oneof![
-                8 => (20_000u64..200_000).prop_map(Some),
-                1 => (0u64..5_000_000).prop_map(Some), // spikes up to 5 s, and zero
-                1 => Just(None),
-            ];
-            prop_oneof![
-                10 => (0u64..5_000, rtt).prop_map(move |(bytes, rtt_us)| Event::Ack { bytes, rtt: rtt_us.map(us), spacing: None }),
-                2 => Just(Event::DupAck),
-                1 => (20_000u64..400_000).prop_map(move |m| Event::Round { max_rtt: Some(us(m)) }),
-                1 => (0u64..200_000).prop_map(|f| Event::FastRetransmit { flight: Flight::Bytes(f), force: false }),
-                1 => (0u64..200_000, 1u32..5).prop_map(|(f, b)| Event::Timeout { flight: Flight::Bytes(f), backoff: Backoff::Given(b) }),
-                1 => (0u64..200_000, any::<bool>())
-                    .prop_map(|(f, t)| Event::ExitRecovery { flight: Flight::Bytes(f), after_timeout: t, force: false }),
-                1 => (0u64..2_000_000).prop_map(move |i| Event::Idle(us(i))),
-            ]
+            crate::testkit::strategies::unforced_events(1, 20_000..400_000)
         }
 
         fn params() -> impl Strategy<Value = Vec<(&'static str, ParamValue)>> {

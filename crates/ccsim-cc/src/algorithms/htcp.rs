@@ -4,7 +4,8 @@
 //! draft-leith-tcp-htcp-06; the increase law restated as eq. (2) of Leith et al., "Delay-based AIMD
 //! congestion control" (2007). Reference code: Linux `tcp_htcp.c` (torvalds/linux 05909cd9a0c8) with
 //! its defaults `use_rtt_scaling = 1`, `use_bandwidth_switch = 1`, adaptive backoff always on; FreeBSD
-//! `cc_htcp.c` consulted for the differences listed below. Spec: `algorithms.md` section 2.2.
+//! `cc_htcp.c` consulted for the differences listed below. Keys [Leith04], [HTCP-draft], [Linux-htcp] in
+//! `docs/bibliography.md`.
 //!
 //! Rules implemented (windows in bytes, the paper's in packets):
 //! * **Increase** (congestion avoidance), per ACK: `w += α · MSS · counted / w`, i.e. α segments per
@@ -42,7 +43,7 @@
 //!   up to ~10 % on some RTTs, so `linux_fixed_point = true` reproduces them exactly (HZ = 1000,
 //!   RTTs rounded up to whole ms as `usecs_to_jiffies`, packet-counting increase of
 //!   `htcp_cong_avoid`). Default: the real-valued law of the paper, α recomputed on every ACK.
-//! * **Floor of the scaled factor at 1.** The spec's `α·clamp(RTTmin/100 ms, 0.1, 2)` would make a
+//! * **Floor of the scaled factor at 1.** The draft's `α·clamp(RTTmin/100 ms, 0.1, 2)` would make a
 //!   short-RTT flow grow at 0.1 packet/RTT; Linux (`if (!factor) factor = 1`) and FreeBSD
 //!   (`max(1, ...)`) both floor it, which keeps H-TCP Reno-compatible at low speed. Implemented.
 //! * **Δ origin.** Linux restarts `last_cong` when recovery ends (`htcp_state(TCP_CA_Open)` after
@@ -53,8 +54,8 @@
 //!   halving on RTO and restarts Δ only from the second expiry: not offered.
 //! * **FreeBSD defaults** (`adaptive_backoff = 0`, `rtt_scaling = 0`, no bandwidth switch, β from SRTT)
 //!   are reachable with `adaptive_backoff = false`, `rtt_scaling = false`, `bandwidth_switch = false`;
-//!   β then stays 0.5 and α = α_raw. SRTT-based β is not offered (pitfall 1: raw samples).
-//! * ns-3 `TcpHtcp` adds α *bytes* instead of α·MSS per window (spec 2.2): not reproduced.
+//!   β then stays 0.5 and α = α_raw. SRTT-based β is not offered (ccsim gives the algorithms raw RTT samples, see `docs/algorithms/htcp.md`).
+//! * ns-3 `TcpHtcp` adds α *bytes* instead of α·MSS per window (`tcp-htcp.cc`): not reproduced.
 //! * Throughput is counted in bytes of cumulative ACKs (Linux: `pkts_acked`, which is the same for
 //!   full-sized segments); the ABC limit applies to the increase as in every Reno-like algorithm here
 //!   (Linux counts all packets of a stretch ACK).
@@ -68,9 +69,14 @@ use super::htcp_increase::{self as inc, FracCwnd};
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::time::Time;
-use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, Window};
+use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, UndoSample, Window};
 
 pub const NAME: &str = "htcp";
+
+crate::param_choice! {
+    /// Δ counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper).
+    pub enum DeltaFrom { RecoveryExit = "recovery_exit", Loss = "loss" }
+}
 
 /// Linux `HZ` assumed by `linux_fixed_point` (1 jiffy = 1 ms).
 const HZ: u64 = 1000;
@@ -88,9 +94,17 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::number("max_rtt_fade", "", 0.95, 0.0, 1.0, "at each congestion event RTTmax <- RTTmin + max_rtt_fade*(RTTmax - RTTmin) (Linux 95/100)"),
         ParamSpec::number("min_rtt_for_beta_ms", "ms", 10.0, 0.0, 10_000.0, "adaptive beta only when RTTmin exceeds this (Linux msecs_to_jiffies(10))"),
         ParamSpec::number("bw_switch_tolerance", "", 0.2, 0.0, 10.0, "relative change of max throughput between epochs that triggers the bandwidth switch (Linux 5*maxB in [4,6]*old_maxB)"),
-        ParamSpec::choice("delta_from", "recovery_exit", &["recovery_exit", "loss"], "Delta counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper)"),
+        ParamSpec::choice("delta_from", DeltaFrom::RecoveryExit, "Delta counts from the end of recovery (Linux) or from the congestion event (FreeBSD, paper)"),
         ParamSpec::boolean("linux_fixed_point", false, "reproduce Linux's integer arithmetic (jiffies at HZ=1000, integer factor, beta<<7, per-packet increase); default real-valued law"),
     ]
+}
+
+/// State saved at a congestion event for [`CongestionControl::undo_cwnd`] (Linux `htcp_reset`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct HtcpUndo {
+    last_cong: Option<Time>,
+    max_rtt: Option<Duration>,
+    old_max_b: f64,
 }
 
 /// H-TCP congestion control.
@@ -108,7 +122,7 @@ pub struct Htcp {
     fade: f64,
     min_rtt_for_beta: Duration,
     bw_tolerance: f64,
-    delta_from_exit: bool,
+    delta_from: DeltaFrom,
     fixed_point: bool,
     abc_limit: u32,
     mss: u64,
@@ -124,6 +138,8 @@ pub struct Htcp {
     scale: f64,
     modeswitch: bool,
     last_cong: Option<Time>,
+    /// What a spurious loss would restore (Linux `undo_last_cong`, `undo_maxRTT`, `undo_old_maxB`).
+    undo: Option<HtcpUndo>,
     last_now: Time,
     // throughput estimate (bytes/s; packets/s in fixed-point mode)
     count_bytes: u64,
@@ -148,6 +164,13 @@ fn jiffies_of(t: Time) -> u64 {
 }
 
 impl Htcp {
+    /// Linux `htcp_reset` on entering Recovery or Loss: saves what `htcp_cwnd_undo` restores (after
+    /// `htcp_param_update`, as Linux's order has it) and restarts Δ.
+    fn reset(&mut self, now: Time) {
+        self.undo = Some(HtcpUndo { last_cong: self.last_cong, max_rtt: self.max_rtt, old_max_b: self.old_max_b });
+        self.last_cong = Some(now);
+    }
+
     pub fn new(given: &ParamMap, init: &CcInit) -> Result<Htcp, CcError> {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
@@ -171,7 +194,7 @@ impl Htcp {
             fade: p.f64("max_rtt_fade"),
             min_rtt_for_beta: p.millis("min_rtt_for_beta_ms"),
             bw_tolerance: p.f64("bw_switch_tolerance"),
-            delta_from_exit: p.text("delta_from") == "recovery_exit",
+            delta_from: p.choice("delta_from"),
             fixed_point,
             abc_limit: init.abc_limit_segments,
             mss: init.mss_bytes.max(1),
@@ -185,6 +208,7 @@ impl Htcp {
             scale: 1.0,
             modeswitch: false,
             last_cong: None,
+            undo: None,
             last_now: Time::ZERO,
             count_bytes: 0,
             count_since: None,
@@ -432,12 +456,12 @@ impl CongestionControl for Htcp {
         self.cwnd_cnt = 0;
         if repeated_rto && w.ssthresh_bytes != u64::MAX {
             // Linux tcp_enter_loss: ssthresh is not recomputed on later expiries; Δ still restarts.
-            self.last_cong = Some(loss.now);
+            self.reset(loss.now);
             return w.ssthresh_bytes;
         }
         self.congestion_events += 1;
         self.param_update(loss.now); // uses the Δ of the epoch that ends (Linux order)
-        self.last_cong = Some(loss.now); // htcp_reset on entering Recovery/Loss
+        self.reset(loss.now); // htcp_reset on entering Recovery/Loss
         let floor = 2 * w.mss_bytes;
         if self.fixed_point {
             let pkts = ((w.cwnd_bytes / w.mss_bytes).saturating_mul(self.beta_fp) >> 7).max(2);
@@ -447,12 +471,23 @@ impl CongestionControl for Htcp {
         }
     }
 
+    /// Linux `htcp_cwnd_undo`: restore Δ's origin, RTTmax and the previous epoch's throughput saved
+    /// by the last `htcp_reset`, then `tcp_reno_undo_cwnd`.
+    fn undo_cwnd(&mut self, w: &Window, undo: &UndoSample) -> u64 {
+        if let Some(saved) = self.undo.take() {
+            self.last_cong = saved.last_cong;
+            self.max_rtt = saved.max_rtt;
+            self.old_max_b = saved.old_max_b;
+        }
+        w.cwnd_bytes.max(undo.prior_cwnd_bytes)
+    }
+
     fn on_recovery_exit(&mut self, w: &mut Window, exit: &RecoveryExit) {
         if !exit.after_timeout {
             let flight = exit.bytes_in_flight.max(w.mss_bytes);
             w.set_cwnd(w.ssthresh_bytes.min(flight + w.mss_bytes));
         }
-        if self.delta_from_exit {
+        if self.delta_from == DeltaFrom::RecoveryExit {
             self.last_cong = Some(exit.now); // Linux htcp_state(TCP_CA_Open)
         }
     }
@@ -505,6 +540,28 @@ mod tests {
         s.w.cwnd_bytes = 100_000;
         s.w.ssthresh_bytes = 50_000;
         s
+    }
+
+    #[test]
+    fn undo_restores_delta_origin_and_returns_the_prior_window() {
+        let mut s = ca(&[]);
+        s.ack_rtt(MSS, ms(40));
+        s.advance(ms(2_000));
+        s.ack(MSS);
+        let delta_before = s.metric("delta_s").unwrap();
+        assert!(delta_before > 1.9, "{delta_before}");
+        let prior = s.w.cwnd_bytes;
+        s.loss_fast_retransmit(prior);
+        s.ack(MSS);
+        assert!(s.metric("delta_s").unwrap() < 0.1, "the loss restarts Delta");
+        let undo = UndoSample { now: s.now, prior_cwnd_bytes: prior, prior_ssthresh_bytes: 50_000 };
+        assert_eq!(s.cc.undo_cwnd(&s.w, &undo), prior, "htcp_cwnd_undo ends in tcp_reno_undo_cwnd");
+        s.ack(MSS);
+        assert!(s.metric("delta_s").unwrap() > delta_before, "Delta counts from the congestion event before the spurious one");
+        // A second undo without a new loss has nothing to restore (Linux clears undo_last_cong).
+        let origin = s.cc.last_cong;
+        s.cc.undo_cwnd(&s.w, &undo);
+        assert_eq!(s.cc.last_cong, origin);
     }
 
     #[test]
@@ -823,22 +880,11 @@ mod tests {
 
     mod prop {
         use super::*;
-        use crate::testkit::{Backoff, Event, Flight};
+        use crate::testkit::Event;
         use proptest::prelude::*;
 
-        /// Fast retransmits and recovery exits are forced: the algorithm sees them in any state.
         fn ev() -> impl Strategy<Value = Event> {
-            let us = Duration::from_micros;
-            prop_oneof![
-                20 => (1u64..4, prop_oneof![1_000u64..400_000, 1u64..100, 400_000u64..5_000_000], 0u64..20_000)
-                    .prop_map(move |(segs, rtt_us, gap_us)| Event::Ack { bytes: segs * MSS, rtt: Some(us(rtt_us)), spacing: Some(us(gap_us)) }),
-                2 => Just(Event::DupAck),
-                2 => Just(Event::Round { max_rtt: Some(ms(50)) }),
-                1 => Just(Event::FastRetransmit { flight: Flight::Cwnd, force: true }),
-                1 => Just(Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Counted }),
-                1 => any::<bool>().prop_map(|t| Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout: t, force: true }),
-                1 => (0u64..20_000_000).prop_map(move |i| Event::Idle(us(i))),
-            ]
+            crate::testkit::strategies::forced_events(MSS, 1_000..400_000, 0)
         }
 
         fn run(evs: &[Event], fixed: bool) -> Vec<u64> {

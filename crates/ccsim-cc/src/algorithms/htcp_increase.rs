@@ -13,7 +13,7 @@
 //! the window could never grow faster than one packet per RTT, which contradicts the paper's own
 //! Table I; every implementation (Linux `tcp_htcp.c`, FreeBSD `cc_htcp.c`, the ns-3 comment
 //! "[0.5(Δ−Δ_L)]²") uses the piecewise form with `((Δ−Δ_L)/2)² = 0.25 (Δ−Δ_L)²`, implemented here
-//! (spec `algorithms.md` section 2.2 and pitfall 6).
+//! ([Leith07] eq. (2); [HTCP-draft] section 3; `docs/algorithms/htcp.md`).
 //!
 //! Also here: the optional RTT scaling of H-TCP (α_raw · clamp(RTTmin/RTT_ref, 0.1, 2), floored at 1
 //! as both reference codes do), the per-ACK byte counting that turns "α packets per RTT" into a per-ACK

@@ -1,8 +1,8 @@
 //! # mPERT: PERT with adaptive increase and decrease (Kotla & Reddy, IWQoS 2008)
 //!
-//! As given by Budzisz, Stanojević, Shorten, Baker, IEEE Comm. Letters 2009 (seed 003), section II,
-//! Fig. 2 (pseudo-code) and Table I; ccsim spec `algorithms.md` sections 7.2, 7.2a, 7.3 and 10. The
-//! original Kotla & Reddy paper is not in the seed set; every gap below is a documented choice.
+//! As given by Budzisz, Stanojević, Shorten, Baker, IEEE Comm. Letters 2009 ([Budzisz09] in
+//! `docs/bibliography.md`), section II, Fig. 2 (pseudo-code) and Table I. The original Kotla & Reddy
+//! paper ([Kotla08]) was not available; every gap below is a documented choice.
 //!
 //! mPERT is PERT ([`super::pert`]) that, when the queueing delay suggests loss-based flows share the
 //! bottleneck ("compete" mode), increases faster and backs off less so that it is not starved.
@@ -20,7 +20,7 @@
 //!   with p' the early-response rate and p the loss rate, both "as for TFRC": 1 / weighted mean of
 //!   the last 8 intervals (packets) between events, weights 1,1,1,1,0.8,0.6,0.4,0.2
 //!   ([`super::loss_interval`]). Since both rates are 1/I_mean, `p'/p = I_loss / I_response`.
-//! * (M7) Loss and timeouts: standard Reno (spec 7.2a), as pert (P6); slow start standard, no early
+//! * (M7) Loss and timeouts: standard Reno (the summary is silent), as pert (P6); slow start standard, no early
 //!   response while `cwnd <= ssthresh` or in fast recovery.
 //!
 //! Parameters (defaults): PERT's `t_min_ms` 5, `t_max_ms` 20 (Table I), `p_max` 0.05 (PERT
@@ -46,7 +46,7 @@
 //! * β applies to every early response (Fig. 2), not only in compete mode; it is ≤ 0.5 by
 //!   construction because δ_max ≥ δ_current (the running max includes the samples the filter
 //!   averages) and is clamped to [0, 0.5] defensively. δ_current + δ_max = 0 gives β = 0.
-//! * δ_max from raw samples (`maxRTT - minRTT`, spec pitfall 1; Budzisz's HD uses the same
+//! * δ_max from raw samples (`maxRTT - minRTT`, not a smoothed RTT; Budzisz's HD uses the same
 //!   quantity). `delta_max_from = "smoothed"` tracks the max of δ_current instead (closer to the
 //!   ns-3 port, whose RTT input is already smoothed). The port's floor of 10 ms is replaced by the
 //!   paper's initial value of 100 ms, which δ_max can only exceed.
@@ -58,12 +58,17 @@
 //!   `ssthresh = w` stays in congestion avoidance.
 
 use crate::algorithms::loss_interval::IntervalEstimator;
-use crate::algorithms::pert::{self, reno_increase_strict, reno_loss_ssthresh, reduced_window, PertCore};
+use crate::algorithms::pert::{self, reno_increase_strict, reno_loss_ssthresh, reduced_window, HalveFrom, PertCore};
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "mpert";
+
+crate::param_choice! {
+    /// δ_max from raw maxRTT − minRTT (as HD) or from the max of the srtt_0.99 delay estimate.
+    pub enum DeltaMaxFrom { Raw = "raw", Smoothed = "smoothed" }
+}
 
 pub fn params() -> Vec<ParamSpec> {
     let mut v = pert::ramp_params();
@@ -87,8 +92,7 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "delta_max_from",
-            "raw",
-            &["raw", "smoothed"],
+            DeltaMaxFrom::Raw,
             "delta_max tracks raw maxRTT - minRTT (as HD) or the max of the srtt_0.99 delay estimate",
         ),
     ]);
@@ -101,8 +105,8 @@ pub struct MPert {
     core: PertCore,
     alpha_max: f64,
     compete_fraction: f64,
-    delta_max_smoothed: bool,
-    halve_cwnd: bool,
+    delta_max_from: DeltaMaxFrom,
+    halve_from: HalveFrom,
     abc_limit: u32,
     /// Slow-start increase (Reno, ABC).
     increase: RenoIncrease,
@@ -127,8 +131,8 @@ impl MPert {
             core: PertCore::from_params(&p, init)?,
             alpha_max: p.f64("alpha_max"),
             compete_fraction: p.f64("compete_fraction"),
-            delta_max_smoothed: p.text("delta_max_from") == "smoothed",
-            halve_cwnd: p.text("halve_from") == "cwnd",
+            delta_max_from: p.choice("delta_max_from"),
+            halve_from: p.choice("halve_from"),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
             frac_bytes: 0.0,
@@ -196,7 +200,7 @@ impl CongestionControl for MPert {
         }
         self.core.observe(ack); // (M1), (M3)
         // (M2) running max of the queueing delay.
-        let q_max_sample = if self.delta_max_smoothed {
+        let q_max_sample = if self.delta_max_from == DeltaMaxFrom::Smoothed {
             self.core.q_ns
         } else {
             match (ack.max_rtt, ack.min_rtt) {
@@ -247,7 +251,7 @@ impl CongestionControl for MPert {
         }
         self.increase.reset();
         self.frac_bytes = 0.0;
-        reno_loss_ssthresh(w, loss, self.halve_cwnd) // (M7)
+        reno_loss_ssthresh(w, loss, self.halve_from) // (M7)
     }
 
     fn metrics(&self) -> Vec<Metric> {
@@ -422,7 +426,7 @@ mod tests {
         while s.snd_una < 21_000 {
             s.ack_rtt(MSS, ms(100));
         }
-        assert_eq!(s.metric("early_responses"), Some(2.0), "the ACK of snd_nxt at the response re-arms");
+        assert_eq!(s.metric("early_responses"), Some(2.0), "the ACK of snd_max at the response re-arms");
     }
 
     #[test]
@@ -448,7 +452,7 @@ mod tests {
     }
 
     mod props {
-        use super::super::super::pert::fuzz;
+        use crate::testkit::strategies::per_ack;
         use super::*;
         use proptest::prelude::*;
 
@@ -461,10 +465,10 @@ mod tests {
             #[test]
             fn random_events_keep_invariants_and_are_deterministic(
                 seed in any::<u64>(),
-                events in proptest::collection::vec(fuzz::event(), 1..400),
+                events in proptest::collection::vec(per_ack::event(), 1..400),
             ) {
-                let a = fuzz::run(&make, seed, &events);
-                let b = fuzz::run(&make, seed, &events);
+                let a = per_ack::run(&make, seed, &events);
+                let b = per_ack::run(&make, seed, &events);
                 prop_assert_eq!(a, b);
             }
         }

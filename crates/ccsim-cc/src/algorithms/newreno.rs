@@ -30,15 +30,20 @@ pub const NAME: &str = "newreno";
 pub fn params() -> Vec<ParamSpec> {
     vec![ParamSpec::choice(
         "halve_from",
-        "flight",
-        &["flight", "cwnd"],
+        HalveFrom::Flight,
         "quantity halved at a loss: FlightSize (RFC 5681) or cwnd (FreeBSD cc_newreno)",
     )]
 }
 
+crate::param_choice! {
+    /// What a loss halves (`halve_from`): FlightSize (RFC 5681 eq. (4), ns-3) or cwnd (FreeBSD
+    /// `cc_newreno`).
+    pub enum HalveFrom { Flight = "flight", Cwnd = "cwnd" }
+}
+
 #[derive(Clone, Debug)]
 pub struct NewReno {
-    halve_cwnd: bool,
+    halve_from: HalveFrom,
     abc_limit: u32,
     increase: RenoIncrease,
 }
@@ -47,7 +52,7 @@ impl NewReno {
     pub fn new(given: &ParamMap, init: &CcInit) -> Result<NewReno, CcError> {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
-        Ok(NewReno { halve_cwnd: p.text("halve_from") == "cwnd", abc_limit: init.abc_limit_segments, increase: RenoIncrease::default() })
+        Ok(NewReno { halve_from: p.choice("halve_from"), abc_limit: init.abc_limit_segments, increase: RenoIncrease::default() })
     }
 }
 
@@ -67,7 +72,7 @@ impl CongestionControl for NewReno {
                 return w.ssthresh_bytes; // RFC 5681 3.1: held constant on repeated timeouts
             }
         }
-        let base = if self.halve_cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
+        let base = if self.halve_from == HalveFrom::Cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
         half_window(base, w.mss_bytes)
     }
 

@@ -1,9 +1,9 @@
 //! # PERT: Probabilistic Early Response TCP (Bhandarkar, Reddy, Zhang, Loguinov, CCR 2007)
 //!
 //! As summarised by Budzisz, Stanojević, Shorten, Baker, "A strategy for fair coexistence of
-//! loss and delay-based congestion control algorithms", IEEE Comm. Letters 2009 (seed 003): section
-//! II, Fig. 1 (the back-off probability) and Table I (parameters); ccsim spec
-//! `algorithms.md` sections 7.1, 7.2a, 7.3 and 10.
+//! loss and delay-based congestion control algorithms", IEEE Comm. Letters 2009 ([Budzisz09] in
+//! `docs/bibliography.md`): section II, Fig. 1 (the back-off probability) and Table I (parameters);
+//! the choices are listed in `docs/algorithms/pert.md`.
 //!
 //! A Reno sender that emulates a RED queue from the end host: on every ACK it estimates the queueing
 //! delay from a heavily smoothed RTT and, with a probability that grows with that delay like RED's
@@ -19,8 +19,8 @@
 //! * (P3) Early response: on an ACK of new data, outside recovery and in congestion avoidance
 //!   (`cwnd > ssthresh`), draw U ~ U[0,1) from the flow's stream; if `U < p` and no response is
 //!   pending: `w <- (1 - 0.35) w`, `ssthresh <- w` (floor 2 MSS).
-//! * (P4) Once per RTT (spec 7.3): after a response, further responses are ignored until the
-//!   cumulative ACK covers the `snd_nxt` of the response time.
+//! * (P4) Once per RTT ([Bhandarkar07]): after a response, further responses are ignored until the
+//!   cumulative ACK covers the `snd_max` of the response time.
 //! * (P5) Otherwise the Reno increase (RFC 5681 with RFC 3465 ABC, [`crate::reno`]).
 //! * (P6) Loss: standard Reno: ssthresh = max(FlightSize/2, 2 MSS) on fast retransmit and on the first
 //!   timeout, held on repeated timeouts (RFC 5681); the machine sets cwnd.
@@ -32,16 +32,16 @@
 //! Differences from the paper / from the reference code (and why):
 //! * T_max = 20 ms (Budzisz Table I), not the PERT paper's 10 ms: ccsim reproduces Budzisz et al.;
 //!   set `t_max_ms = 10` for the PERT paper.
-//! * The once-per-RTT guard waits for the ACK of `snd_nxt` at response time (spec 7.3). The
+//! * The once-per-RTT guard waits for the ACK of `snd_max` at response time. The
 //!   third-party ns-3 port compares against the last ACKed sequence ("any new ACK"), which is not once
 //!   per RTT.
-//! * No early response in slow start or while `cwnd <= ssthresh` (spec 7.2a, as the ns-3 port), nor
+//! * No early response in slow start or while `cwnd <= ssthresh` (as the ns-3 port), nor
 //!   during fast recovery (the machine controls the window there).
 //! * Slow start is `cwnd < ssthresh` (Linux `tcp_in_slow_start`, ns-2 `opencwnd`), not the seam's
-//!   `<=`: an early response sets `ssthresh = cwnd` "so the flow stays in congestion avoidance"
-//!   (spec 7.2a); with `<=` the next ACK would slow-start and add back up to L MSS.
-//! * Delay from raw per-ACK samples filtered only by srtt_0.99 (spec pitfall 1). The ns-3 port filters
-//!   ns-3's SRTT again (double smoothing) and recomputes p on a 1/170 s timer; here p is evaluated per
+//!   `<=`: an early response sets `ssthresh = cwnd` so that the flow stays in congestion
+//!   avoidance; with `<=` the next ACK would slow-start and add back up to L MSS.
+//! * Delay from raw per-ACK samples filtered only by srtt_0.99, the one smoothing PERT defines. The
+//!   ns-3 port filters ns-3's SRTT again (double smoothing) and recomputes p on a 1/170 s timer; here p is evaluated per
 //!   ACK, as Fig. 2 says ("on receipt of each ACK").
 //! * The gentle ramp tops out at 2 T_max. The ns-3 port uses max(2 T_max, 0.65 (maxRTT - minRTT)).
 //! * One trial per ACK (Fig. 2). With delayed ACKs that halves the per-packet response rate; the
@@ -52,6 +52,7 @@
 
 use std::time::Duration;
 
+pub use super::newreno::HalveFrom;
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
 use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
@@ -118,14 +119,12 @@ pub(crate) fn common_tail_params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::choice(
             "trials",
-            "ack",
-            &["ack", "segment"],
+            Trials::Ack,
             "one Bernoulli trial per ACK (Fig. 2) or per segment acked (p_ack = 1-(1-p)^n, for delayed ACKs)",
         ),
         ParamSpec::choice(
             "halve_from",
-            "flight",
-            &["flight", "cwnd"],
+            HalveFrom::Flight,
             "quantity halved at a loss: FlightSize (RFC 5681) or cwnd (FreeBSD cc_newreno)",
         ),
     ]
@@ -183,8 +182,8 @@ impl SrttFilter {
     }
 }
 
-/// (P4) Once-per-RTT guard of spec 7.3: after a response at time t, nothing until the cumulative ACK
-/// reaches the `snd_nxt` of time t.
+/// (P4) Once-per-RTT guard ([Bhandarkar07]): after a response at time t, nothing until the cumulative ACK
+/// reaches the `snd_max` of time t.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OncePerRtt {
     pub until_seq: Option<u64>,
@@ -200,8 +199,8 @@ impl OncePerRtt {
             }
         }
     }
-    pub fn arm(&mut self, snd_nxt: u64) {
-        self.until_seq = Some(snd_nxt);
+    pub fn arm(&mut self, snd_max: u64) {
+        self.until_seq = Some(snd_max);
     }
 }
 
@@ -213,6 +212,11 @@ pub fn trial_probability(p: f64, segments: f64, per_segment: bool) -> f64 {
     (1.0 - (1.0 - p).powf(segments)).clamp(0.0, 1.0)
 }
 
+crate::param_choice! {
+    /// One Bernoulli trial per ACK (Fig. 2) or per segment the ACK covers (`trials`).
+    pub enum Trials { Ack = "ack", Segment = "segment" }
+}
+
 /// The delay estimation, ramp, trial and guard that PERT and mPERT share.
 #[derive(Clone, Debug)]
 pub struct PertCore {
@@ -220,7 +224,7 @@ pub struct PertCore {
     pub srtt: SrttFilter,
     pub guard: OncePerRtt,
     rng: Rng,
-    per_segment: bool,
+    trials: Trials,
     /// Queueing delay estimate (P1) after the last ACK, if an RTT sample and RTTmin exist.
     pub q_ns: Option<f64>,
     /// Response probability (P2) at that delay.
@@ -240,7 +244,7 @@ impl PertCore {
             srtt: SrttFilter::new(p.f64("srtt_weight")),
             guard: OncePerRtt::default(),
             rng: init.rng.clone(),
-            per_segment: p.text("trials") == "segment",
+            trials: p.choice("trials"),
             q_ns: None,
             p: 0.0,
             responses: 0,
@@ -271,8 +275,8 @@ impl PertCore {
             return false;
         }
         let segments = ack.bytes_acked as f64 / w.mss_bytes as f64;
-        if self.rng.bernoulli(trial_probability(self.p, segments, self.per_segment)) {
-            self.guard.arm(ack.snd_nxt);
+        if self.rng.bernoulli(trial_probability(self.p, segments, self.trials == Trials::Segment)) {
+            self.guard.arm(ack.snd_max);
             self.responses = self.responses.saturating_add(1);
             true
         } else {
@@ -312,13 +316,13 @@ pub(crate) fn reno_increase_strict(inc: &mut RenoIncrease, w: &mut Window, ack: 
 
 /// (P6) Standard Reno loss response (as `newreno`): half of FlightSize (or cwnd), floor 2 MSS, held
 /// constant on repeated timeouts (RFC 5681 section 3.1).
-pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_cwnd: bool) -> u64 {
+pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_from: HalveFrom) -> u64 {
     if let LossKind::Timeout { backoff } = loss.kind {
         if backoff > 1 && w.ssthresh_bytes != u64::MAX {
             return w.ssthresh_bytes;
         }
     }
-    let base = if halve_cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
+    let base = if halve_from == HalveFrom::Cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
     half_window(base, w.mss_bytes)
 }
 
@@ -326,7 +330,7 @@ pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_cwnd: bool)
 pub struct Pert {
     core: PertCore,
     beta: f64,
-    halve_cwnd: bool,
+    halve_from: HalveFrom,
     abc_limit: u32,
     increase: RenoIncrease,
 }
@@ -338,7 +342,7 @@ impl Pert {
         Ok(Pert {
             core: PertCore::from_params(&p, init)?,
             beta: p.f64("beta"),
-            halve_cwnd: p.text("halve_from") == "cwnd",
+            halve_from: p.choice("halve_from"),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
         })
@@ -365,7 +369,7 @@ impl CongestionControl for Pert {
 
     fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64 {
         self.increase.reset();
-        reno_loss_ssthresh(w, loss, self.halve_cwnd) // (P6)
+        reno_loss_ssthresh(w, loss, self.halve_from) // (P6)
     }
 
     fn metrics(&self) -> Vec<Metric> {
@@ -381,56 +385,6 @@ impl CongestionControl for Pert {
 }
 
 /// Random event sequences shared by the property tests of PERT, mPERT and binomial.
-#[cfg(test)]
-pub(crate) mod fuzz {
-    use std::time::Duration;
-
-    use proptest::prelude::*;
-
-    use crate::testkit::{Backoff, Event, Flight, Script};
-    use crate::{CcInit, CongestionControl, Rng};
-
-    pub fn rtt_us() -> impl Strategy<Value = u64> {
-        prop_oneof![
-            8 => 10_000u64..200_000,       // plausible samples 10-200 ms
-            1 => 200_000u64..3_000_000,    // spikes up to 3 s
-            1 => 1u64..10_000,             // very short
-        ]
-    }
-
-    pub fn event() -> impl Strategy<Value = Event> {
-        let us = Duration::from_micros;
-        prop_oneof![
-            40 => (1u64..4, 0u64..1000, rtt_us())
-                .prop_map(move |(segs, extra_bytes, rtt_us)| Event::Ack { bytes: segs * MSS + extra_bytes % MSS, rtt: Some(us(rtt_us)), spacing: None }),
-            6 => Just(Event::DupAck),
-            4 => rtt_us().prop_map(move |rtt_us| Event::Round { max_rtt: Some(us(rtt_us)) }),
-            3 => (0u64..200).prop_map(|flight_segs| Event::FastRetransmit { flight: Flight::Bytes(flight_segs * MSS), force: false }),
-            1 => (1u32..6).prop_map(|backoff| Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
-            3 => (0u64..200, any::<bool>()).prop_map(|(flight_segs, after_timeout)| Event::ExitRecovery {
-                flight: Flight::Bytes(flight_segs * MSS),
-                after_timeout,
-                force: false,
-            }),
-            1 => any::<bool>().prop_map(|not_cwnd_limited| Event::CwndLimited(!not_cwnd_limited)),
-            2 => (0u64..500).prop_map(|ms| Event::Idle(Duration::from_millis(ms))),
-        ]
-    }
-
-    pub const MSS: u64 = 1448;
-
-    /// Runs `events` through a fresh controller built by `make`; checks the invariants after every
-    /// step and returns the cwnd trajectory.
-    pub fn run<C: CongestionControl>(make: &dyn Fn(&CcInit) -> C, seed: u64, events: &[Event]) -> Vec<u64> {
-        let init = CcInit { mss_bytes: MSS, initial_cwnd_bytes: 3 * MSS, abc_limit_segments: 2, rng: Rng::new(seed, 7) };
-        let cc = make(&init);
-        Script::new(cc, init).trajectory(events, |s, ev| {
-            assert!(s.w.ssthresh_bytes >= MSS, "ssthresh {} below one MSS after {ev:?}", s.w.ssthresh_bytes);
-            s.w.cwnd_bytes
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,7 +494,7 @@ mod tests {
         let mut s = pert_in_ca();
         // q = 100 - 40 = 60 ms: p = 1 (certain response when allowed).
         s.ack_rtt(MSS, ms(100));
-        // Response: cwnd = 0.65 * 20 000 = 13 000, ssthresh = 13 000. snd_nxt at the response
+        // Response: cwnd = 0.65 * 20 000 = 13 000, ssthresh = 13 000. snd_max at the response
         // = snd_una (1000) + cwnd before (20 000) = 21 000.
         assert_eq!(s.w.cwnd_bytes, 13_000);
         assert_eq!(s.w.ssthresh_bytes, 13_000);
@@ -557,7 +511,7 @@ mod tests {
         assert_eq!(s.snd_una, 20_000);
         assert_eq!(s.metric("early_responses"), Some(1.0));
         assert_eq!(s.w.cwnd_bytes, 14_000);
-        // The ACK that covers snd_nxt at response time (21 000): may respond again.
+        // The ACK that covers snd_max at response time (21 000): may respond again.
         s.ack_rtt(MSS, ms(100));
         assert_eq!(s.metric("early_responses"), Some(2.0));
         assert_eq!(s.w.cwnd_bytes, 9_100, "0.65 * 14 000");
@@ -662,7 +616,7 @@ mod tests {
     }
 
     mod props {
-        use super::super::fuzz;
+        use crate::testkit::strategies::per_ack;
         use super::*;
         use proptest::prelude::*;
 
@@ -675,10 +629,10 @@ mod tests {
             #[test]
             fn random_events_keep_invariants_and_are_deterministic(
                 seed in any::<u64>(),
-                events in proptest::collection::vec(fuzz::event(), 1..400),
+                events in proptest::collection::vec(per_ack::event(), 1..400),
             ) {
-                let a = fuzz::run(&make, seed, &events);
-                let b = fuzz::run(&make, seed, &events);
+                let a = per_ack::run(&make, seed, &events);
+                let b = per_ack::run(&make, seed, &events);
                 prop_assert_eq!(a, b);
             }
         }

@@ -1,7 +1,7 @@
 //! # Bandwidth and rate estimators shared by Westwood+ and TCP Limit
 //!
 //! Sender-side estimators of the rate at which the receiver is getting data, all driven by the ACK
-//! stream (spec `algorithms.md` sections 2.3 and 6.1). Rates are `f64` bytes per second; time is the
+//! stream ([Mascolo01], [Grieco04], [Wang02], [Nemeth07] in `docs/bibliography.md`). Rates are `f64` bytes per second; time is the
 //! simulated clock passed in with each ACK.
 //!
 //! * [`AckAccounting`]: how many bytes an ACK "delivers" (Linux `westwood_acked_count`): a duplicate
@@ -12,7 +12,7 @@
 //!   the first sample initialising both; `rtt` = last raw sample, `rtt_min` its minimum, reset to the
 //!   next sample after an RTO.
 //! * [`TustinFilter`]: the discrete low-pass filter of the original Westwood (Mascolo et al., MobiCom
-//!   2001, eq. for b̂_k; spec 2.3) `b̂_k = a_k b̂_{k-1} + (1 - a_k)(b_k + b_{k-1})/2`,
+//!   2001, eq. for b̂_k) `b̂_k = a_k b̂_{k-1} + (1 - a_k)(b_k + b_{k-1})/2`,
 //!   `a_k = (2τ - Δ_k)/(2τ + Δ_k)`, with the paper's *virtual null samples*: when more than τ/m
 //!   passes without an ACK, a zero sample is fed every τ/m (m >= 2, the Nyquist argument of the paper).
 //! * [`PerAckBandwidth`]: Westwood BE (bandwidth estimation): per-ACK sample `d_k / (t_k - t_{k-1})`,
@@ -343,8 +343,8 @@ impl PerAckBandwidth {
     }
 }
 
-/// How RE is low-pass filtered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+crate::param_choice! {
+/// How RE is low-pass filtered (`re_filter`).
 pub enum RateFilter {
     /// The first-order low-pass 1/(1 + sτ) applied in continuous time to the sliding-window rate
     /// signal w(t) = (bytes acked in (t − T, t]) / T, integrated exactly: w(t) is piecewise constant
@@ -352,11 +352,12 @@ pub enum RateFilter {
     /// `est ← w + (est − w)·e^(−Δ/τ)`. Same filter as the Tustin one (which is its bilinear
     /// discretisation) without its sampling error; preserves the time average of w, i.e. the true
     /// delivery rate, even for bursty ACK streams.
-    Exact,
+    Exact = "exact",
     /// Per-ACK samples w(t_k) through the [`TustinFilter`] with virtual samples every τ/m of silence
     /// (Westwood's BE construction applied to RE samples). Biased low for bursty small-window flows:
     /// the trapezoid rule interpolates linearly across the step where the window empties.
-    Tustin,
+    Tustin = "tustin",
+}
 }
 
 /// Westwood RE: the rate of the bytes delivered during the last interval T (a sliding window over ACK
@@ -550,84 +551,6 @@ impl MaxFilter {
             None => self.lifetime,
             Some(_) => self.queue.front().map(|&(_, v)| v),
         }
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod fuzz {
-    //! Random event sequences for the per-algorithm property tests.
-    use proptest::prelude::*;
-
-    use crate::testkit::{Backoff, Event, Flight, Script};
-    use crate::CongestionControl;
-    use std::time::Duration;
-
-    #[derive(Clone, Debug)]
-    pub enum Op {
-        Ack { segs: u8, rtt_us: u64, gap_us: u64 },
-        Dupack { gap_us: u64 },
-        Round,
-        FastRetransmit,
-        Timeout { backoff: u32 },
-        Exit { after_timeout: bool },
-        Limited(bool),
-        Idle { ms: u64 },
-    }
-
-    fn rtt_us() -> impl Strategy<Value = u64> {
-        prop_oneof![
-            8 => 5_000u64..300_000,   // plausible RTTs
-            1 => 300_000u64..5_000_000, // spikes
-            1 => 1u64..5_000,         // very short
-        ]
-    }
-
-    pub fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            30 => (1u8..=4, rtt_us(), 0u64..20_000).prop_map(|(segs, rtt_us, gap_us)| Op::Ack { segs, rtt_us, gap_us }),
-            4 => (0u64..5_000).prop_map(|gap_us| Op::Dupack { gap_us }),
-            3 => Just(Op::Round),
-            2 => Just(Op::FastRetransmit),
-            1 => (1u32..4).prop_map(|backoff| Op::Timeout { backoff }),
-            2 => any::<bool>().prop_map(|after_timeout| Op::Exit { after_timeout }),
-            1 => any::<bool>().prop_map(Op::Limited),
-            1 => (0u64..3_000).prop_map(|ms| Op::Idle { ms }),
-        ]
-    }
-
-    impl Op {
-        /// The idle time before this op (`gap_us` before an ACK or duplicate ACK, on top of the
-        /// script's ACK spacing) and its scripted event. Fast retransmits and recovery exits are
-        /// forced: the algorithm sees them in any state.
-        fn event(&self, mss: u64) -> (Duration, Event) {
-            let us = Duration::from_micros;
-            let no_gap = Duration::ZERO;
-            match *self {
-                Op::Ack { segs, rtt_us, gap_us } => (us(gap_us), Event::Ack { bytes: segs as u64 * mss, rtt: Some(us(rtt_us)), spacing: None }),
-                Op::Dupack { gap_us } => (us(gap_us), Event::DupAck),
-                Op::Round => (no_gap, Event::Round { max_rtt: None }),
-                Op::FastRetransmit => (no_gap, Event::FastRetransmit { flight: Flight::Cwnd, force: true }),
-                Op::Timeout { backoff } => (no_gap, Event::Timeout { flight: Flight::Cwnd, backoff: Backoff::Given(backoff) }),
-                Op::Exit { after_timeout } => (no_gap, Event::ExitRecovery { flight: Flight::HalfCwnd, after_timeout, force: true }),
-                Op::Limited(l) => (no_gap, Event::CwndLimited(l)),
-                Op::Idle { ms } => (no_gap, Event::Idle(Duration::from_millis(ms))),
-            }
-        }
-    }
-
-    /// Runs `ops`, checking after every op that cwnd >= 1 MSS and every metric is finite; returns
-    /// the cwnd trajectory.
-    pub fn run<C: CongestionControl>(s: &mut Script<C>, ops: &[Op]) -> Vec<u64> {
-        let mss = s.w.mss_bytes;
-        let mut traj = Vec::with_capacity(ops.len());
-        for op in ops {
-            let (idle, event) = op.event(mss);
-            s.advance(idle);
-            s.apply(&event);
-            s.assert_invariants(op);
-            traj.push(s.w.cwnd_bytes);
-        }
-        traj
     }
 }
 

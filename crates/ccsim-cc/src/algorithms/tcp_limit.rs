@@ -3,9 +3,10 @@
 //! A sender-side change to the congestion-avoidance step of NewReno (or of Westwood with Faster
 //! Recovery): the window is held when it exceeds α times the congestion-window equivalent of the
 //! achieved rate, and is forced down to that equivalent now and then so that competing flows converge.
-//! Section III of the paper; spec `algorithms.md` section 6.
+//! Section III of the paper ([Nemeth07] in `docs/bibliography.md`); choices in
+//! `docs/algorithms/tcp_limit.md`.
 //!
-//! Quantities (section III, spec 6.1):
+//! Quantities (section III):
 //! * RE: achieved-rate estimate (Westwood "Rate Estimation", Wang et al., ISCC 2002): per ACK, the
 //!   bytes delivered during the last interval T divided by T, low-pass filtered
 //!   ([`super::rate_estimators::WindowedRate`]).
@@ -37,7 +38,7 @@
 //! (linux). See `docs/algorithms/tcp_limit.md`.
 //!
 //! Differences from the paper (no code is public; every gap is a documented choice):
-//! * **v_target reset** (spec 6.4): line 7 as printed (`v_target ← CWE(RE)`) makes every window
+//! * **v_target reset**: line 7 as printed (`v_target ← CWE(RE)`) makes every window
 //!   excursion to α·CWE(RE) end in a forced decrease, a 10 % sawtooth that contradicts the Fig. 2
 //!   narrative ("the smaller RE is, the larger v_target grows", decreases seconds apart). Default: reset
 //!   to +∞, so the next ACK sets v_target = 2 CWE(NL) − CWE(RE) and it only decreases until the next
@@ -58,7 +59,7 @@
 //!   snd_cwnd) with α·CWE(RE): with a byte window, n + 0.5 segments send n, measure CWE(RE) ≈ n and
 //!   would be held for ever when n < 1/(α − 1) = 10 segments. `compare_whole_segments = false` uses
 //!   the byte window.
-//! * BE: τ = 0.5 s (not given in the seeds; spec 2.3 suggests 0.5–1 s), virtual null samples every
+//! * BE: τ = 0.5 s (not given by the papers; 0.5–1 s is the usual range), virtual null samples every
 //!   τ/m of silence (m = 2, Mascolo et al. 2001). NL = lifetime maximum of BE by default
 //!   (`nl_window_s` > 0: maximum over that many seconds). NL is never taken below RE
 //!   (CWE(NL) ≥ CWE(RE), the narrow link carries at least the achieved rate), so v_target ≥ CWE(RE).
@@ -83,35 +84,45 @@ use std::time::Duration;
 
 use super::newreno::NewReno;
 use super::rate_estimators::{AckAccounting, MaxFilter, PerAckBandwidth, RateFilter, WindowedRate};
-use super::westwood::Westwood;
-use crate::params::{ParamReader, ParamSpec};
+use super::westwood::{FasterRecovery, Westwood};
+use crate::params::{ParamChoice, ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
-use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, Metric, ParamMap, ParamValue, RecoveryExit, RoundSample, Window};
+use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, Metric, ParamMap, ParamValue, RecoveryExit, RoundSample, Time, UndoSample, Window};
 
 pub const NAME: &str = "tcp_limit";
+
+crate::param_choice! {
+    /// Loss response and slow start of the base: NewReno (halve) or Westwood Faster Recovery (§V.A).
+    pub enum BaseChoice { NewReno = "newreno", Westwood = "westwood" }
+}
+crate::param_choice! {
+    /// v_target after a forced decrease: +∞ (reading of Fig. 2) or CWE(RE) (line 7 as printed).
+    pub enum VTargetReset { Inf = "inf", CweRe = "cwe_re" }
+}
+crate::param_choice! {
+    /// NRI per ACK (MSS²/cwnd, paper, RFC 2001) or per byte acked (ABC).
+    pub enum NriPer { Ack = "ack", Bytes = "bytes" }
+}
 
 pub fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::choice(
             "base",
-            "newreno",
-            &["newreno", "westwood"],
+            BaseChoice::NewReno,
             "loss response and slow start: NewReno (halve) or Westwood Faster Recovery (CWE(BWE)) (paper section V.A)",
         ),
         ParamSpec::number("alpha", "", 1.1, 1.0, 10.0, "hold cwnd above alpha * CWE(RE) (paper: 1.1 in all experiments)"),
         ParamSpec::choice(
             "v_target_reset",
-            "inf",
-            &["inf", "cwe_re"],
-            "v_target after a forced decrease: +inf (spec 6.4 reading of Fig. 2) or CWE(RE) (line 7 as printed)",
+            VTargetReset::Inf,
+            "v_target after a forced decrease: +inf (reading of Fig. 2) or CWE(RE) (line 7 as printed)",
         ),
         ParamSpec::positive("re_window_rtts", "RTTmin", 1.0, 100.0, "RE interval T in multiples of RTTmin (not in the paper)"),
         ParamSpec::number("re_window_ms", "ms", 0.0, 0.0, 100_000.0, "fixed RE interval T; 0 uses re_window_rtts * RTTmin"),
         ParamSpec::number("re_tau_rtts", "RTTmin", 1.0, 0.0, 1000.0, "time constant of the RE low-pass filter in RTTmin; 0 = unfiltered"),
         ParamSpec::choice(
             "re_filter",
-            "exact",
-            &["exact", "tustin"],
+            RateFilter::Exact,
             "RE filter: first-order low-pass integrated exactly over the window signal, or per-ACK samples through Westwood's Tustin filter",
         ),
         ParamSpec::number("be_tau_ms", "ms", 500.0, 0.0, 100_000.0, "Tustin time constant of the BE filter (spec 2.3: 0.5-1 s); 0 = unfiltered"),
@@ -119,8 +130,7 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::number("nl_window_s", "s", 0.0, 0.0, 1e6, "NL = max of BE over this window; 0 = connection lifetime"),
         ParamSpec::choice(
             "nri_per",
-            "ack",
-            &["ack", "bytes"],
+            NriPer::Ack,
             "NRI per ACK = MSS^2/cwnd (paper, RFC 2001) or per byte acked = MSS*min(acked, L*MSS)/cwnd (ABC)",
         ),
         ParamSpec::boolean(
@@ -130,8 +140,7 @@ pub fn params() -> Vec<ParamSpec> {
         ),
         ParamSpec::choice(
             "westwood_faster_recovery",
-            "linux",
-            &["linux", "linux_reno_recovery", "original"],
+            FasterRecovery::Linux,
             "faster_recovery of the Westwood base (see westwood); ignored with base = newreno",
         ),
     ]
@@ -153,8 +162,8 @@ enum ReWindow {
 pub struct TcpLimit {
     base: Base,
     alpha: f64,
-    reset_to_cwe_re: bool,
-    nri_per_bytes: bool,
+    v_target_reset: VTargetReset,
+    nri_per: NriPer,
     whole_segments: bool,
     abc_limit: u32,
     re_window: ReWindow,
@@ -184,13 +193,14 @@ impl TcpLimit {
         if alpha <= 1.0 {
             return Err(p.invalid("alpha", "must be larger than 1 (the paper: alpha should be larger than 1)"));
         }
-        let base = match p.text("base") {
-            "westwood" => {
+        let base = match p.choice("base") {
+            BaseChoice::Westwood => {
+                let recovery: FasterRecovery = p.choice("westwood_faster_recovery");
                 let mut wp = ParamMap::new();
-                wp.insert("faster_recovery".into(), ParamValue::Text(p.text("westwood_faster_recovery").to_string()));
+                wp.insert("faster_recovery".into(), ParamValue::Text(recovery.word().to_string()));
                 Base::Westwood(Westwood::new(&wp, init)?)
             }
-            _ => Base::NewReno(NewReno::new(&ParamMap::new(), init)?),
+            BaseChoice::NewReno => Base::NewReno(NewReno::new(&ParamMap::new(), init)?),
         };
         let re_window_ms = p.f64("re_window_ms");
         let re_window =
@@ -204,15 +214,15 @@ impl TcpLimit {
         Ok(TcpLimit {
             base,
             alpha,
-            reset_to_cwe_re: p.text("v_target_reset") == "cwe_re",
-            nri_per_bytes: p.text("nri_per") == "bytes",
+            v_target_reset: p.choice("v_target_reset"),
+            nri_per: p.choice("nri_per"),
             whole_segments: p.bool("compare_whole_segments"),
             abc_limit: init.abc_limit_segments,
             re_window,
             re_tau_rtts: p.f64("re_tau_rtts"),
             acct: AckAccounting::default(),
             re: WindowedRate::new(
-                if p.text("re_filter") == "tustin" { RateFilter::Tustin } else { RateFilter::Exact },
+                p.choice("re_filter"),
                 Duration::ZERO,
                 m,
             ),
@@ -273,7 +283,7 @@ impl TcpLimit {
 
     fn nri(&self, ack: &AckSample, mss: f64) -> f64 {
         let cwnd = self.cwnd_f.max(1.0);
-        if self.nri_per_bytes {
+        if self.nri_per == NriPer::Bytes {
             let limit = if self.abc_limit == 0 { mss } else { self.abc_limit as f64 * mss };
             mss * (ack.bytes_acked as f64).min(limit) / cwnd
         } else {
@@ -318,7 +328,7 @@ impl TcpLimit {
                         // lines 4-7: forced decrease
                         self.cwnd_f = cwe_re.max(2.0 * mss);
                         self.v_cwnd = self.cwnd_f;
-                        self.v_target = if self.reset_to_cwe_re { cwe_re } else { f64::INFINITY };
+                        self.v_target = if self.v_target_reset == VTargetReset::CweRe { cwe_re } else { f64::INFINITY };
                         self.forced_decreases += 1;
                         self.write_cwnd(w);
                         if w.cwnd_bytes <= w.ssthresh_bytes {
@@ -395,6 +405,20 @@ impl CongestionControl for TcpLimit {
         }
         self.cwnd_f = w.cwnd_bytes as f64;
         self.last_cwnd = w.cwnd_bytes;
+    }
+
+    fn undo_cwnd(&mut self, w: &Window, undo: &UndoSample) -> u64 {
+        match &mut self.base {
+            Base::NewReno(b) => b.undo_cwnd(w, undo),
+            Base::Westwood(b) => b.undo_cwnd(w, undo),
+        }
+    }
+
+    fn cwnd_event(&mut self, w: &mut Window, now: Time, ev: CwndEvent) {
+        match &mut self.base {
+            Base::NewReno(b) => b.cwnd_event(w, now, ev),
+            Base::Westwood(b) => b.cwnd_event(w, now, ev),
+        }
     }
 
     fn metrics(&self) -> Vec<Metric> {
@@ -697,7 +721,7 @@ mod tests {
         assert!(TcpLimit::new(&given, &init).is_err());
     }
 
-    fn run_ops(ops: &[super::super::rate_estimators::fuzz::Op], seed: u64, base: &str, variant: u8) -> Vec<u64> {
+    fn run_ops(ops: &[crate::testkit::strategies::paced::Op], seed: u64, base: &str, variant: u8) -> Vec<u64> {
         let mut init = Script::<TcpLimit>::init(1448, 10, 2);
         init.rng = crate::Rng::new(seed, 1);
         let mut given = ParamMap::new();
@@ -714,13 +738,13 @@ mod tests {
             given.insert("nri_per".into(), ParamValue::Text("bytes".into()));
         }
         let mut s = Script::new(TcpLimit::new(&given, &init).unwrap(), init);
-        super::super::rate_estimators::fuzz::run(&mut s, ops)
+        crate::testkit::strategies::paced::run(&mut s, ops)
     }
 
     proptest! {
         #[test]
         fn random_event_sequences_keep_invariants_and_are_deterministic(
-            ops in proptest::collection::vec(super::super::rate_estimators::fuzz::op(), 1..400),
+            ops in proptest::collection::vec(crate::testkit::strategies::paced::op(), 1..400),
             seed in any::<u64>(),
             westwood in any::<bool>(),
             variant in 0u8..8,

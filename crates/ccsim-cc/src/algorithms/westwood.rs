@@ -5,10 +5,11 @@
 //! section 2, the "3 DUPACKs" and "coarse timeout" pseudocode); C. Casetti et al., "TCP with faster
 //! recovery", MILCOM 2000; L. A. Grieco, S. Mascolo, "Performance evaluation and comparison of
 //! Westwood+, New Reno and Vegas TCP congestion control", CCR 2004 (Westwood+: one sample per RTT);
-//! Linux `tcp_westwood.c` (mainline; the 2.6.14-era version differs only in details, spec 2.3);
+//! Linux `tcp_westwood.c` (mainline; the 2.6.14-era version differs only in details);
 //! eq. (2) of Németh et al. (TCP Limit paper): CWE(BWE) = BWE * RTTmin in bytes.
 //!
-//! Rules implemented (windows in bytes; spec `algorithms.md` section 2.3):
+//! Rules implemented (windows in bytes; keys [Mascolo01], [Grieco04], [Linux-westwood] in
+//! `docs/bibliography.md`):
 //! * Bandwidth estimate (Linux `westwood_update_window`, `westwood_filter`): once per window longer
 //!   than max(RTT, 50 ms), sample = bytes acked in the window / window length; `bw_ns_est ←
 //!   (7 bw_ns_est + sample)/8`, `bw_est ← (7 bw_est + bw_ns_est)/8`; the first sample initialises
@@ -60,8 +61,7 @@ pub fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::choice(
             "faster_recovery",
-            "linux",
-            &["linux", "linux_reno_recovery", "original"],
+            FasterRecovery::Linux,
             "linux: ssthresh = BWE*RTTmin at fast retransmit, cwnd = ssthresh = BWE*RTTmin at recovery end; \
              linux_reno_recovery: Reno halving during recovery (exact tcp_westwood.c); original: Westwood 2001 cap cwnd = min(cwnd, ssthresh)",
         ),
@@ -81,16 +81,17 @@ pub fn params() -> Vec<ParamSpec> {
     ]
 }
 
-/// Which Faster Recovery rule set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+crate::param_choice! {
+/// Which Faster Recovery rule set (`faster_recovery`).
 pub enum FasterRecovery {
     /// ssthresh = BWE·RTTmin at the fast retransmit; cwnd = ssthresh = BWE·RTTmin at recovery end.
-    Linux,
+    Linux = "linux",
     /// Linux exactly: Reno ssthresh during recovery, BWE·RTTmin at recovery end.
-    LinuxRenoRecovery,
+    LinuxRenoRecovery = "linux_reno_recovery",
     /// Westwood 2001: ssthresh = BWE·RTTmin at the loss; at recovery end cwnd = min(cwnd at loss,
     /// ssthresh).
-    Original,
+    Original = "original",
+}
 }
 
 #[derive(Clone, Debug)]
@@ -109,11 +110,7 @@ impl Westwood {
     pub fn new(given: &ParamMap, init: &CcInit) -> Result<Westwood, CcError> {
         let specs = params();
         let p = ParamReader::new(NAME, &specs, given)?;
-        let variant = match p.text("faster_recovery") {
-            "linux_reno_recovery" => FasterRecovery::LinuxRenoRecovery,
-            "original" => FasterRecovery::Original,
-            _ => FasterRecovery::Linux,
-        };
+        let variant = p.choice("faster_recovery");
         let min_window: Duration = p.millis("min_window_ms");
         Ok(Westwood {
             variant,
@@ -470,17 +467,17 @@ mod tests {
         assert_eq!(s.now, Time::from_millis(20));
     }
 
-    fn run_ops(ops: &[super::super::rate_estimators::fuzz::Op], seed: u64) -> Vec<u64> {
+    fn run_ops(ops: &[crate::testkit::strategies::paced::Op], seed: u64) -> Vec<u64> {
         let mut init = Script::<Westwood>::init(1448, 10, 2);
         init.rng = crate::Rng::new(seed, 1);
         let mut s = Script::new(Westwood::new(&ParamMap::new(), &init).unwrap(), init);
-        super::super::rate_estimators::fuzz::run(&mut s, ops)
+        crate::testkit::strategies::paced::run(&mut s, ops)
     }
 
     proptest! {
         #[test]
         fn random_event_sequences_keep_invariants_and_are_deterministic(
-            ops in proptest::collection::vec(super::super::rate_estimators::fuzz::op(), 1..400),
+            ops in proptest::collection::vec(crate::testkit::strategies::paced::op(), 1..400),
             seed in any::<u64>(),
         ) {
             let a = run_ops(&ops, seed);

@@ -34,7 +34,7 @@
 use std::time::Duration;
 
 use ccsim_cc::{
-    AckSample, Cc, CcInit, CongestionControl, LossEvent, LossKind, Metric, RecoveryExit, RoundSample, Time, Window,
+    AckSample, Cc, CcInit, CongestionControl, CwndEvent, LossEvent, LossKind, Metric, RecoveryExit, RoundSample, Time, Window,
 };
 
 use crate::packet::Packet;
@@ -167,6 +167,7 @@ impl Sender {
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.cc.init(&mut self.w);
         self.round.started = now;
+        self.cc.cwnd_event(&mut self.w, now, CwndEvent::TxStart); // Linux tcp_event_data_sent
         self.try_send(now, out);
     }
 
@@ -179,9 +180,15 @@ impl Sender {
     /// longer than the RTO, cwnd restarts from min(IW, cwnd) (RFC 5681 section 4.1, FreeBSD).
     pub fn resume(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.app_end = self.bytes_limit.unwrap_or(u64::MAX);
-        let idle = self.snd_una >= self.snd_max && self.last_send.is_some_and(|t| now - t > self.rtt.rto());
+        let nothing_in_flight = self.snd_una >= self.snd_max;
+        let idle = nothing_in_flight && self.last_send.is_some_and(|t| now - t > self.rtt.rto());
         if idle {
+            // Linux tcp_cwnd_restart: the event comes before the restart.
+            self.cc.cwnd_event(&mut self.w, now, CwndEvent::CwndRestart);
             self.w.set_cwnd(self.w.cwnd_bytes.min(self.initial_window_bytes));
+        }
+        if nothing_in_flight {
+            self.cc.cwnd_event(&mut self.w, now, CwndEvent::TxStart); // Linux tcp_event_data_sent
         }
         self.try_send(now, out);
     }
@@ -483,13 +490,16 @@ impl Sender {
             bytes_in_flight: self.in_flight(),
             delivered_bytes: self.delivered(),
             snd_una: self.snd_una,
-            snd_nxt: self.snd_max,
+            snd_max: self.snd_max,
             in_recovery: was_in_recovery,
             cwnd_limited: self.cwnd_limited,
         };
         self.cc.on_ack(&mut self.w, &sample);
         if let Some(e) = exit {
             self.cc.on_recovery_exit(&mut self.w, &e);
+            if !e.after_timeout {
+                self.cc.cwnd_event(&mut self.w, now, CwndEvent::CompleteCwr); // Linux tcp_end_cwnd_reduction
+            }
         }
         self.w.cwnd_bytes = self.w.cwnd_bytes.max(self.mss);
         self.try_send(now, out);
@@ -521,6 +531,7 @@ impl Sender {
         };
         let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev).max(self.mss);
         self.w.ssthresh_bytes = ssthresh;
+        self.cc.cwnd_event(&mut self.w, now, CwndEvent::Loss); // Linux tcp_enter_loss
         self.w.set_cwnd(self.mss);
         self.in_fast_recovery = false;
         self.in_rto_recovery = true;
@@ -617,6 +628,53 @@ mod tests {
 
     fn seqs(out: &[Packet]) -> Vec<(u64, bool)> {
         out.iter().map(|p| (p.seq, p.retx)).collect()
+    }
+
+    /// Records the `cwnd_event`s the machine sends; NewReno-like otherwise.
+    struct EventRecorder(std::sync::Arc<std::sync::Mutex<Vec<CwndEvent>>>);
+    impl CongestionControl for EventRecorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn on_ack(&mut self, _w: &mut Window, _ack: &AckSample) {}
+        fn ssthresh_after_loss(&mut self, w: &Window, _loss: &LossEvent) -> u64 {
+            ccsim_cc::half_window(w.cwnd_bytes, w.mss_bytes)
+        }
+        fn cwnd_event(&mut self, _w: &mut Window, _now: Time, ev: CwndEvent) {
+            self.0.lock().unwrap().push(ev);
+        }
+    }
+
+    #[test]
+    fn cwnd_events_at_tx_start_rto_recovery_exit_and_restart_after_idle() {
+        let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let taken = |e: &std::sync::Arc<std::sync::Mutex<Vec<CwndEvent>>>| std::mem::take(&mut *e.lock().unwrap());
+        let c = cfg(false);
+        let mut s = Sender::new(0, &c, Cc::Boxed(Box::new(EventRecorder(events.clone()))), None);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(taken(&events), vec![CwndEvent::TxStart]);
+        // Three dupacks: fast retransmit; the full ACK ends fast recovery.
+        for t in 40..43 {
+            s.on_ack(at(t), &ack(0, 0, false), &mut out);
+        }
+        assert!(s.in_fast_recovery);
+        assert_eq!(taken(&events), vec![]);
+        let recover = s.recover;
+        s.on_ack(at(80), &ack(recover, 40, false), &mut out);
+        assert!(!s.in_fast_recovery);
+        assert_eq!(taken(&events), vec![CwndEvent::CompleteCwr]);
+        // RTO: Loss, and no CompleteCwr when its recovery ends.
+        s.on_rto(at(2000), &mut out);
+        assert_eq!(taken(&events), vec![CwndEvent::Loss]);
+        s.stop();
+        let end = s.snd_max;
+        s.on_ack(at(2100), &ack(end, 2000, false), &mut out);
+        assert!(s.done());
+        assert_eq!(taken(&events), vec![]);
+        // Resume after an idle period longer than the RTO: restart, then TX start.
+        s.resume(at(60_000), &mut out);
+        assert_eq!(taken(&events), vec![CwndEvent::CwndRestart, CwndEvent::TxStart]);
     }
 
     #[test]
