@@ -1,5 +1,8 @@
 """The modules of python/ccsim import each other without circles.
 
+A function-local import is allowed only to keep start-up cheap (pandas, pyarrow, matplotlib, rich
+loaded on first use) or for an optional dependency, and says so with a ``# lazy:`` comment.
+
 Every import of a ccsim module counts, wherever it is written: at the top, inside a function (a
 function-local import hides a circle from Python, not from this test), under ``TYPE_CHECKING``,
 relative, or through ``importlib.import_module("ccsim....")``. Importing a submodule does not count as
@@ -131,3 +134,49 @@ def test_the_real_graph_is_not_empty():
     graph = import_graph()
     assert "ccsim.result" in graph["ccsim.runner"]
     assert "ccsim.errors" in graph["ccsim"]
+
+
+def function_local_imports_without_reason(source: str) -> list[tuple[int, str]]:
+    """(line, text) of each import inside a function with no ``# lazy:`` comment on its line or on
+    a comment line heading its group of imports."""
+    lines = source.splitlines()
+    missing = []
+    for func in ast.walk(ast.parse(source)):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(func):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            i = node.lineno - 1
+            reasoned = "# lazy:" in lines[i]
+            j = i - 1
+            while not reasoned and j >= 0 and lines[j].strip().startswith(("#", "from ", "import ")):
+                reasoned = "# lazy:" in lines[j]
+                j -= 1
+            if not reasoned:
+                missing.append((node.lineno, lines[i].strip()))
+    return missing
+
+
+def test_every_function_local_import_says_why():
+    unexplained = [
+        f"{path.relative_to(PACKAGE_DIR.parent)}:{line}: {text}"
+        for path in module_files().values()
+        for line, text in function_local_imports_without_reason(path.read_text(encoding="utf-8"))
+    ]
+    assert not unexplained, "function-local imports without a '# lazy:' reason:\n" + "\n".join(unexplained)
+
+
+def test_the_reason_check_sees_a_bare_local_import():
+    source = (
+        "import os\n"
+        "def f():\n"
+        "    # lazy: start-up time\n"
+        "    import pandas\n"
+        "    import pyarrow\n"
+        "def g():\n"
+        "    x = 1\n"
+        "    from ccsim import result\n"
+        "    import numpy  # lazy: start-up time\n"
+    )
+    assert function_local_imports_without_reason(source) == [(8, "from ccsim import result")]

@@ -61,7 +61,7 @@ def cli() -> None:
 @_user_errors
 def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
-    # lazy: start-up time (pandas, pyarrow); so are the other ccsim imports inside the commands below
+    # lazy: start-up time (pandas, pyarrow)
     from ccsim.result import check_output_dir
     from ccsim.runner import scenario_source, simulate
 
