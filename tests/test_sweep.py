@@ -317,7 +317,7 @@ def test_output_directory_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (other / "precious.txt").write_text("keep me")
     refused = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(other), "--force"])
     assert refused.exit_code == 2 and (other / "precious.txt").exists()
-    monkeypatch.setattr("ccsim.sweep.DASK_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("ccsim.sweep.execution.DASK_CONNECT_TIMEOUT", "1s")
     bad_cluster = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(tmp_path / "c"), "--cluster", "tcp://127.0.0.1:1"])
     assert bad_cluster.exit_code == 2 and bad_cluster.stderr.startswith("error: cannot connect"), bad_cluster.stderr
     assert not (tmp_path / "c").exists()

@@ -13,20 +13,17 @@ simulation is run or a result is read.
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
+import importlib
 from typing import TYPE_CHECKING, Any
 
+from ccsim._version import __version__
 from ccsim.errors import CcsimError, ConservationError, OutputExistsError, ScenarioError, UnitError
 from ccsim.scenario import Scenario, load_scenario
 
 if TYPE_CHECKING:
+    from ccsim.engine import algorithms
     from ccsim.result import Result
-    from ccsim.runner import algorithms, run
-
-try:
-    __version__ = _metadata.version("ccsim")
-except _metadata.PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0+unknown"
+    from ccsim.runner import run
 
 __all__ = [
     "run",
@@ -42,13 +39,11 @@ __all__ = [
     "__version__",
 ]
 
-_LAZY = {"run": "ccsim.runner", "algorithms": "ccsim.runner", "Result": "ccsim.result"}
+_LAZY = {"run": "ccsim.runner", "algorithms": "ccsim.engine", "Result": "ccsim.result"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value

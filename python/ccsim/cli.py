@@ -21,7 +21,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ccsim._version import __version__
+from ccsim.engine import algorithms, build_simulation
 from ccsim.errors import CcsimError
+from ccsim.scenario import Scenario, known_algorithms
+from ccsim.units import format_time
 
 __all__ = ["cli", "main"]
 
@@ -42,14 +46,8 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _version() -> str:
-    from ccsim import __version__
-
-    return __version__
-
-
 @click.group(name="ccsim", context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(_version(), prog_name="ccsim")
+@click.version_option(__version__, prog_name="ccsim")
 def cli() -> None:
     """ccsim: a packet-level TCP congestion-control simulator."""
 
@@ -63,6 +61,7 @@ def cli() -> None:
 @_user_errors
 def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
+    # lazy: start-up time (pandas, pyarrow)
     from ccsim.result import check_output_dir
     from ccsim.runner import scenario_source, simulate
 
@@ -81,6 +80,7 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
 @_user_errors
 def plot(directory: Path) -> None:
     """(Re)write the plots of a saved run DIRECTORY."""
+    # lazy: start-up time (matplotlib, pandas)
     from ccsim.plots import write_default_plots
     from ccsim.result import Result
 
@@ -93,13 +93,8 @@ def plot(directory: Path) -> None:
 @_user_errors
 def validate(scenario: Path) -> None:
     """Check SCENARIO without running it (the engine checks it too when it is installed)."""
-    from ccsim.scenario import Scenario, known_algorithms
-    from ccsim.units import format_time
-
     model = Scenario.from_toml(scenario)
     if known_algorithms() is not None:
-        from ccsim.runner import build_simulation
-
         build_simulation(model, model.run.seed)
     n = model.flow_count
     duration = format_time(model.run.duration_ns)
@@ -110,8 +105,6 @@ def validate(scenario: Path) -> None:
 @_user_errors
 def list_algorithms() -> None:
     """List every algorithm and its parameters (name, unit, default, range, doc)."""
-    from ccsim.runner import algorithms
-
     width = max(40, min(shutil.get_terminal_size().columns, 100))
     for i, algo in enumerate(algorithms()):
         if i:
@@ -143,7 +136,7 @@ def list_algorithms() -> None:
 @_user_errors
 def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
-    from ccsim.sweep import SweepPlan, print_sweep_summary, run_sweep
+    from ccsim.sweep import SweepPlan, print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
 
     model = SweepPlan.from_toml(plan)  # every point is validated before anything runs or is written
     try:
@@ -172,7 +165,7 @@ def report(directory: Path, experiment: str | None) -> None:
     The page is derived from the directory's files and is rewritten every time (no --force needed);
     nothing else in the directory changes.
     """
-    from ccsim.report import write_report
+    from ccsim.report import write_report  # lazy: start-up time (pandas, pyarrow)
 
     click.echo(str(write_report(directory, experiment=experiment)))
 
@@ -193,7 +186,9 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
     The sweep runs with a progress bar; the experiment's figures and report.html (with the claims
     table: the paper's values next to ours) are written into the output directory.
     """
+    # lazy: start-up time (pandas, pyarrow, numpy)
     from ccsim import experiments
+    from ccsim.reproduce import default_out, reproduce as reproduce_experiment
 
     if list_ or name is None:
         if name is None and not list_:
@@ -206,9 +201,9 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
             sys.exit(EXIT_USER_ERROR)
         return
     experiment = experiments.get(name)  # an unknown name fails before anything is written
-    out = out if out is not None else experiments.default_out(experiment.name, quick)
+    out = out if out is not None else default_out(experiment.name, quick)
     try:
-        written = experiments.reproduce(experiment, out, jobs=jobs, cluster=cluster, quick=quick, force=force, resume=resume, progress=True)
+        written = reproduce_experiment(experiment, out, jobs=jobs, cluster=cluster, quick=quick, force=force, resume=resume, progress=True)
     except KeyboardInterrupt:
         click.echo(f"interrupted: finished runs are kept in {out}/parts; continue with --resume", err=True)
         sys.exit(130)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Any, Iterable, Protocol
 
 import matplotlib
 
@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:
-    from ccsim.result import Result
+from ccsim.sweep_stats import t_quantile
 
 __all__ = [
     "active_rows",
@@ -61,7 +60,18 @@ _DPI = 120
 Window = tuple[float, float] | None  # measurement window in seconds, or None for "whole run"
 
 
-def write_default_plots(result: "Result", out_dir: str | Path) -> list[Path]:
+class RunTables(Protocol):
+    """What the default plots read from a run: a :class:`ccsim.result.Result` (which saves its plots
+    through this module, so this module names the shape it needs instead of importing it)."""
+
+    flows: pd.DataFrame
+    links: pd.DataFrame
+
+    @property
+    def scenario(self) -> dict[str, Any]: ...
+
+
+def write_default_plots(result: RunTables, out_dir: str | Path) -> list[Path]:
     """Writes every default plot of ``result`` into ``out_dir``; returns the paths written."""
     window = measure_window_s(result.scenario)
     names = [f["name"] for f in result.scenario.get("flows", [])]
@@ -251,8 +261,6 @@ def mathis_bps(p: float | np.ndarray, mss_bytes: float, rtt_s: float, c: float =
 def _t95(n: int) -> float:
     """Two-sided 95 % Student t quantile for n samples (n - 1 degrees of freedom), as the sweep's
     summary computes it (ccsim.sweep_stats)."""
-    from ccsim.sweep_stats import t_quantile
-
     return t_quantile(0.975, n - 1)
 
 

@@ -25,15 +25,16 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 import pandas as pd
 
+from ccsim import experiments
+from ccsim._version import __version__
 from ccsim.errors import CcsimError
-
-if TYPE_CHECKING:
-    from ccsim.experiments import Experiment
-    from ccsim.result import Result
+from ccsim.experiments import EXPERIMENT_FILE, Experiment
+from ccsim.result import Result, git_revision
+from ccsim.sweep import load_sweep
 
 __all__ = [
     "REPORT_FILE",
@@ -46,7 +47,6 @@ __all__ = [
 ]
 
 REPORT_FILE = "report.html"
-EXPERIMENT_FILE = "experiment.json"  # written by `ccsim reproduce`: {"name": ..., "quick": ...}
 RUN_MARKER = "meta.json"
 SWEEP_MARKER = "sweep.json"
 
@@ -67,7 +67,7 @@ def detect_kind(directory: str | Path) -> str:
     raise CcsimError(f"{directory}: neither a run directory ({RUN_MARKER}) nor a sweep directory ({SWEEP_MARKER})")
 
 
-def write_report(directory: str | Path, experiment: "str | Experiment | None" = None) -> Path:
+def write_report(directory: str | Path, experiment: str | Experiment | None = None) -> Path:
     """Writes ``directory/report.html`` (replacing an earlier one) and returns its path.
 
     ``experiment`` (a registered name or an Experiment) adds that experiment's figures and claims to a
@@ -94,8 +94,7 @@ def write_report(directory: str | Path, experiment: "str | Experiment | None" = 
 
 def run_report_html(directory: str | Path) -> str:
     """The report page of a run directory (written by ``ccsim run`` / ``Result.save``)."""
-    from ccsim import plots
-    from ccsim.result import Result
+    from ccsim import plots  # lazy: start-up time (matplotlib)
 
     directory = Path(directory)
     result = Result.load(directory)
@@ -167,15 +166,11 @@ def _run_scatter_points(result: "Result") -> pd.DataFrame:
 # A sweep
 
 
-def sweep_report_html(directory: str | Path, experiment: "str | Experiment | None" = None) -> str:
+def sweep_report_html(directory: str | Path, experiment: str | Experiment | None = None) -> str:
     """The report page of a sweep directory; with an experiment, its figures and claims table."""
-    from ccsim import plots
+    from ccsim import plots  # lazy: start-up time (matplotlib)
 
     directory = Path(directory)
-    try:
-        from ccsim.sweep import load_sweep
-    except ImportError as e:  # the sweep module is built separately
-        raise CcsimError(f"sweep reports need ccsim.sweep ({e})") from None
     sweep = load_sweep(directory)
     exp = _experiment_for(directory, experiment)
     plan_doc = _read_json(directory / SWEEP_MARKER)
@@ -269,9 +264,7 @@ def sweep_scatter_points(flows: pd.DataFrame, params: list[str]) -> pd.DataFrame
     return pd.DataFrame(rows).dropna(subset=["goodput_bps", "rtt_p95_ms"])
 
 
-def _experiment_for(directory: Path, experiment: "str | Experiment | None") -> "Experiment | None":
-    from ccsim import experiments
-
+def _experiment_for(directory: Path, experiment: str | Experiment | None) -> Experiment | None:
     if experiment is None:
         doc = _read_json(directory / EXPERIMENT_FILE)
         if not doc.get("name"):
@@ -280,7 +273,7 @@ def _experiment_for(directory: Path, experiment: "str | Experiment | None") -> "
     return experiments.get(experiment) if isinstance(experiment, str) else experiment
 
 
-def _claims_html(exp: "Experiment", sweep: Any) -> str:
+def _claims_html(exp: Experiment, sweep: Any) -> str:
     rows = []
     for claim in exp.claims:
         try:
@@ -488,15 +481,11 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _report_git_revision() -> str | None:
     """The sweep does not record a revision: show the one the report is written from, so labelled."""
-    from ccsim.result import git_revision
-
     rev = git_revision()
     return None if rev is None else f"{rev} (of the code writing this report)"
 
 
 def _current_version() -> str:
-    from ccsim import __version__
-
     return __version__
 
 

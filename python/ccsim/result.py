@@ -31,6 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ccsim._version import __version__
+from ccsim.engine import algorithms
 from ccsim.errors import CcsimError, OutputExistsError
 
 if TYPE_CHECKING:
@@ -88,7 +90,7 @@ class Result:
         # A table the engine did not produce (no stream flows, an older engine) is empty.
         tables = {name: pa.table(dict(raw.get(key, {}))) for name, key in TABLE_FILES.items()}
         meta = {
-            "ccsim_version": _ccsim_version(),
+            "ccsim_version": __version__,
             "git_revision": git_revision(),
             "seed": seed,
             "scenario": scenario.resolve(),
@@ -139,7 +141,7 @@ class Result:
         for name, table in self._tables.items():
             pq.write_table(table, directory / f"{name}.parquet", **_PARQUET_OPTIONS)
         if plots:
-            from ccsim.plots import write_default_plots
+            from ccsim.plots import write_default_plots  # lazy: start-up time (matplotlib)
 
             write_default_plots(self, directory)
 
@@ -199,12 +201,6 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def _ccsim_version() -> str:
-    from ccsim import __version__
-
-    return __version__
-
-
 def git_revision() -> str | None:
     """The commit of the ccsim source tree this code runs from (``-dirty`` if modified), else None."""
     here = Path(__file__).resolve().parent
@@ -251,8 +247,6 @@ def _algorithm_params(scenario: "Scenario", params_used: list[dict[str, Any]] | 
             for p in params_used
         }
     try:
-        from ccsim.runner import algorithms
-
         catalog = {a["name"]: a for a in algorithms()}
     except CcsimError:
         catalog = {}

@@ -21,7 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ccsim.experiments import Claim, Experiment, register, rows_at
+import ccsim
+from ccsim.experiments.helpers import rows_at
+from ccsim.experiments.registry import Claim, Experiment, register
+from ccsim.scenario import Scenario
+from ccsim.sweep import SweepPlan
 
 NAME = "chd_loss_sweep"
 CAPACITY_BPS = 10e6
@@ -42,8 +46,6 @@ ALGO_PATH = "flows[0].algorithm"
 
 def available_algorithms() -> list[str]:
     """The paper's algorithms that this build of ccsim has, in the paper's order."""
-    import ccsim
-
     have = {a["name"] for a in ccsim.algorithms()}
     return [a for a in WANTED if a in have]
 
@@ -60,14 +62,10 @@ def base_document(duration_s: int = DURATION_S) -> dict[str, Any]:
 
 
 def base_scenario(duration_s: int = DURATION_S):
-    from ccsim.scenario import Scenario
-
     return Scenario.from_dict(base_document(duration_s))
 
 
 def build_plan(quick: bool = False):
-    from ccsim.sweep import SweepPlan
-
     algorithms = available_algorithms()
     return SweepPlan(
         name=NAME,
@@ -80,7 +78,7 @@ def build_plan(quick: bool = False):
 
 def mathis(p: Any) -> np.ndarray:
     """The paper's Eq. (5) with rtt = 40 ms and pkt_size = the MSS, in bit/s."""
-    from ccsim.plots import mathis_bps
+    from ccsim.plots import mathis_bps  # lazy: start-up time (matplotlib)
 
     return mathis_bps(p, MSS_BYTES, BASE_RTT_S)
 
@@ -90,7 +88,7 @@ def _algorithm_column(flows) -> str:
 
 
 def draw_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    from ccsim import plots
+    from ccsim import plots  # lazy: start-up time (matplotlib)
 
     flows = sweep.flows
     group = _algorithm_column(flows)

@@ -25,7 +25,11 @@ import numpy as np
 import pandas as pd
 
 from ccsim.errors import CcsimError, ScenarioError
-from ccsim.experiments import Claim, Experiment, register, scenario_with
+import ccsim
+from ccsim.experiments.helpers import scenario_with
+from ccsim.experiments.registry import Claim, Experiment, register
+from ccsim.scenario import Scenario
+from ccsim.sweep import SweepPlan
 
 NAME = "red_vs_droptail"
 Q_PKTS = 33  # 10 Mbit/s x 40 ms / 1500 B
@@ -49,8 +53,6 @@ def base_document(quick: bool = False, queue: Any = DROPTAIL) -> dict[str, Any]:
 
 
 def base_scenario(quick: bool = False, queue: Any = DROPTAIL):
-    from ccsim.scenario import Scenario
-
     return Scenario.from_dict(base_document(quick, queue))
 
 
@@ -63,8 +65,6 @@ def red_available() -> bool:
 
 
 def build_plan(quick: bool = False):
-    from ccsim.sweep import SweepPlan
-
     try:
         base_scenario(quick, queue=RED)  # the RED point must be a valid scenario before anything runs
     except ScenarioError as e:
@@ -121,8 +121,6 @@ def queue_delay_samples(sweep: Any) -> dict[str, np.ndarray]:
     if {"time_s", "qdelay_mean_ms", "link"} <= set(links.columns):
         rows = _labelled(links[links["link"] == "bottleneck"], sweep)
         return {k: g["qdelay_mean_ms"].to_numpy(dtype=float) for k, g in rows.groupby("queue", sort=False)}
-    import ccsim
-
     plan = getattr(sweep, "plan", None)
     base = getattr(plan, "base_scenario", None) or base_scenario()
     seed = getattr(plan, "seed", None)
@@ -138,7 +136,7 @@ def queue_delay_samples(sweep: Any) -> dict[str, np.ndarray]:
 
 
 def draw_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    from ccsim import plots
+    from ccsim import plots  # lazy: start-up time (matplotlib)
 
     flows = _labelled(sweep.flows, sweep)
     runs = _runs(sweep)

@@ -1,0 +1,50 @@
+"""``ccsim reproduce NAME``: run a registered experiment's sweep, draw its figures, write its report.
+
+It sits above both the experiment registry (``ccsim.experiments``) and the report (``ccsim.report``),
+which reads the registry to add an experiment's figures and claims to a sweep's page.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ccsim.experiments import EXPERIMENT_FILE, Experiment, get
+from ccsim.report import write_report
+from ccsim.sweep import run_sweep
+
+__all__ = ["reproduce", "default_out"]
+
+
+def default_out(name: str, quick: bool = False) -> Path:
+    """``runs/reproduce/<name>`` (``<name>-quick`` with ``--quick``)."""
+    return Path("runs") / "reproduce" / (f"{name}-quick" if quick else name)
+
+
+def reproduce(
+    name: str | Experiment,
+    out: str | Path | None = None,
+    *,
+    jobs: int | None = None,
+    cluster: str | None = None,
+    quick: bool = False,
+    force: bool = False,
+    resume: bool = False,
+    progress: bool = True,
+) -> Path:
+    """Runs the experiment's sweep into ``out`` with a progress bar, draws its figures there and writes
+    ``out/report.html`` with the claims table. Returns ``out``.
+
+    The sweep directory follows ``ccsim sweep``'s rules (an existing one is refused unless ``force``
+    or ``resume``); ``experiment.json`` records which experiment (and whether ``quick``) so that
+    ``ccsim report out`` can redraw the same page later.
+    """
+    experiment = name if isinstance(name, Experiment) else get(name)
+    out = Path(out) if out is not None else default_out(experiment.name, quick)
+    plan = experiment.plan(quick)
+    sweep_result = run_sweep(plan, out, jobs=jobs, cluster=cluster, resume=resume, progress=progress, force=force)
+    doc = {"name": experiment.name, "title": experiment.title, "source": experiment.source, "quick": bool(quick)}
+    (out / EXPERIMENT_FILE).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    experiment.figures(sweep_result, out)
+    write_report(out, experiment=experiment)
+    return out

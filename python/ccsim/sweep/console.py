@@ -1,0 +1,67 @@
+"""The console summary of a finished sweep (``ccsim sweep``): one table row per point."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from rich.table import Table
+
+from ccsim.sweep.plan import SweepPlan
+from ccsim.sweep.store import SweepResult, swept_columns
+
+__all__ = ["print_sweep_summary", "point_table"]
+
+
+def point_table(plan: SweepPlan) -> Iterable[dict[str, Any]]:
+    """One dict per point: point_id and the swept values (for printing)."""
+    swept = swept_columns(plan)
+    for pid, _ in plan.points():
+        yield {"point_id": pid, **{k: v for k, (_, v) in swept[pid].items()}}
+
+
+def print_sweep_summary(result: SweepResult, console: Any) -> None:
+    """Per point: the swept values, mean total goodput with its 95 % interval, bottleneck utilisation."""
+    plan = result.plan
+    summary = result.summary
+    run_rows = summary[summary["scope"] == "run"]
+    n = int(run_rows["n"].max()) if len(run_rows) else 0
+    table = Table(
+        title=f"sweep: {len(plan.points())} points x {plan.repetitions} repetitions (seeds {plan.seed}..{plan.seed_for(plan.repetitions - 1)})",
+        title_justify="left",
+        caption=f"goodput of all flows: mean ± 95 % CI (t, n = {n})",
+        caption_justify="left",
+    )
+    table.add_column("point", no_wrap=True)
+    for path in plan.parameters:
+        table.add_column(path, justify="right", no_wrap=True)
+    table.add_column("goodput Mbit/s", justify="right", no_wrap=True)
+    table.add_column("utilisation", justify="right", no_wrap=True)
+
+    def stat(rows: Any, metric: str, column: str) -> float:
+        hit = rows[rows["metric"] == metric]
+        return float(hit[column].iloc[0]) if len(hit) else math.nan
+
+    for point in point_table(plan):
+        rows = run_rows[run_rows["point_id"] == point["point_id"]]
+        mean = stat(rows, "total_goodput_bps", "mean")
+        half = stat(rows, "total_goodput_bps", "ci95_high") - mean
+        utilisation = stat(rows, "bottleneck_utilisation", "mean")
+        goodput = "-" if math.isnan(mean) else f"{mean / 1e6:.3f}" + ("" if math.isnan(half) else f" ± {half / 1e6:.3f}")
+        table.add_row(
+            point["point_id"].split("-")[0],
+            *[_show_value(point[p]) for p in plan.parameters],
+            goodput,
+            "-" if math.isnan(utilisation) else f"{utilisation * 100:.1f} %",
+        )
+    console.print(table)
+
+
+def _show_value(value: Any) -> str:
+    if value is None:
+        return "(base)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

@@ -1,0 +1,200 @@
+"""Running a sweep: every (point, repetition) not yet done, on a local process pool or a Dask
+cluster; each finished run becomes a part file, then the dataset is consolidated (``store``).
+
+``execute_run`` is what a worker runs: it takes and returns plain data only, so a Dask worker needs
+nothing but the same ccsim version (docs/sweeps.md).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+
+from ccsim.errors import CcsimError
+from ccsim.progress import ProgressBar
+from ccsim.runner import simulate
+from ccsim.scenario import Scenario
+from ccsim.sweep.plan import SweepPlan, SweepRun
+from ccsim.sweep.store import SweepResult, consolidate, open_sweep_dir, part_done, write_part
+
+__all__ = ["run_sweep", "execute_run", "DASK_CONNECT_TIMEOUT"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# One run (executes in a worker process: a local pool or a Dask worker)
+
+
+def execute_run(run_id: str, scenario_toml: str, seed: int) -> dict[str, Any]:
+    """Runs one (scenario, seed) and returns plain data: ``flows`` and ``links`` (Arrow tables of the
+    per-flow and per-link summaries) and ``run`` (the run summary dict). No wall-clock values."""
+    scenario = Scenario.from_toml_str(scenario_toml)
+    result = simulate(scenario, scenario_toml, seed=seed)
+    return {
+        "run_id": run_id,
+        "seed": seed,
+        "flows": pa.Table.from_pandas(result.summary, preserve_index=False).replace_schema_metadata(None),
+        "links": pa.Table.from_pandas(result.link_summary, preserve_index=False).replace_schema_metadata(None),
+        "run": {k: v for k, v in result.run_summary.items()},
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running a sweep
+
+
+def run_sweep(
+    plan: SweepPlan | str | Path,
+    out_dir: str | Path,
+    jobs: int | None = None,
+    cluster: Any = None,
+    resume: bool = False,
+    progress: bool = True,
+    force: bool = False,
+    on_run: Callable[[str], None] | None = None,
+) -> SweepResult:
+    """Runs every (point, repetition) of ``plan`` not yet done and consolidates the results in ``out_dir``.
+
+    ``jobs``: local worker processes (default: the CPU count; 1 runs in this process). ``cluster``: a
+    Dask scheduler address (``"tcp://host:port"``) or a ``dask.distributed.Client``; then the runs go
+    there and ``jobs`` is ignored. ``resume``: continue an existing sweep directory, running only the
+    runs without a part file. ``force``: replace an existing sweep directory. ``on_run(run_id)`` is
+    called in this process as each run finishes. Returns the :class:`SweepResult`; its ``executed``
+    lists the run ids this call ran.
+    """
+    if not isinstance(plan, SweepPlan):
+        plan = SweepPlan.from_toml(plan)
+    out = Path(out_dir)
+    if resume and force:
+        raise CcsimError("give resume or force, not both")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise CcsimError(f"jobs: must be an integer >= 1 (got {jobs!r})")
+    client, own_client = _connect(cluster) if cluster is not None else (None, False)
+    try:
+        return _run_sweep(plan, out, jobs, client, resume, progress, force, on_run)
+    finally:
+        if own_client:
+            client.close()
+
+
+def _run_sweep(
+    plan: SweepPlan,
+    out: Path,
+    jobs: int | None,
+    client: Any,
+    resume: bool,
+    progress: bool,
+    force: bool,
+    on_run: Callable[[str], None] | None,
+) -> SweepResult:
+    parts = open_sweep_dir(plan, out, resume=resume, force=force)
+    all_runs = plan.runs()
+    todo = [r for r in all_runs if not part_done(parts / f"{r.run_id}.parquet", r)]
+    executed: list[str] = []
+    failures: list[tuple[str, BaseException]] = []
+
+    def finished(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
+        if error is not None:
+            failures.append((run.run_id, error))
+        else:
+            write_part(parts, run, output)  # type: ignore[arg-type]
+            executed.append(run.run_id)
+            if on_run is not None:
+                on_run(run.run_id)
+
+    with ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
+        def record(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
+            finished(run, output, error)
+            bar.advance()
+
+        if todo:
+            if client is not None:
+                _run_dask(todo, client, record)
+            elif (jobs or os.cpu_count() or 1) == 1 or len(todo) == 1:
+                _run_inline(todo, record)
+            else:
+                _run_pool(todo, jobs or os.cpu_count() or 1, record)
+
+    if failures:
+        run_id, error = sorted(failures, key=lambda f: f[0])[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise CcsimError(f"run {run_id} failed{more}: {error}; the finished runs are kept, rerun with --resume")
+    tables = consolidate(plan, out)
+    return SweepResult(plan, out, tables, executed=sorted(executed))
+
+
+def _run_inline(todo: list[SweepRun], record: Callable[..., None]) -> None:
+    for run in todo:
+        try:
+            output = execute_run(run.run_id, run.scenario.to_toml(), run.seed)
+        except CcsimError as e:
+            record(run, None, e)
+        else:
+            record(run, output, None)
+
+
+def _run_pool(todo: list[SweepRun], jobs: int, record: Callable[..., None]) -> None:
+    # spawn, not fork: the parent may hold threads (a progress bar, a Dask client) that fork would copy
+    # in a locked state.
+    context = multiprocessing.get_context("spawn")
+    executor = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context)
+    try:
+        futures = {executor.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed): r for r in todo}
+        for future in as_completed(futures):
+            run = futures[future]
+            error = future.exception()
+            if error is not None and not isinstance(error, CcsimError):
+                raise error
+            record(run, None if error else future.result(), error)
+    except BaseException:
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
+
+
+DASK_CONNECT_TIMEOUT = "10s"
+
+
+def _connect(cluster: Any) -> tuple[Any, bool]:
+    """(client, whether we own it) for a scheduler address or a dask.distributed.Client."""
+    try:
+        from distributed import Client  # lazy: optional dependency (ccsim[cluster])
+    except ImportError:
+        raise CcsimError("running on a Dask cluster needs dask.distributed: pip install 'ccsim[cluster]'") from None
+    if isinstance(cluster, Client):
+        return cluster, False
+    if not isinstance(cluster, str):
+        raise CcsimError(f"cluster: must be a scheduler address such as tcp://host:8786 or a dask.distributed.Client (got {cluster!r})")
+    try:
+        return Client(cluster, timeout=DASK_CONNECT_TIMEOUT), True
+    except (OSError, TimeoutError, ValueError) as e:
+        raise CcsimError(f"cannot connect to the Dask scheduler at {cluster}: {e}") from None
+
+
+def _run_dask(todo: list[SweepRun], client: Any, record: Callable[..., None]) -> None:
+    from distributed import as_completed as dask_completed  # lazy: optional dependency (ccsim[cluster])
+
+    futures = []
+    try:
+        by_key = {}
+        for r in todo:
+            future = client.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed, pure=False, retries=0)
+            by_key[future.key] = r
+            futures.append(future)
+        for future in dask_completed(futures):
+            run = by_key[future.key]
+            if future.status == "error":
+                error = future.exception()
+                if not isinstance(error, CcsimError):
+                    raise error
+                record(run, None, error)
+            else:
+                record(run, future.result(), None)
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise

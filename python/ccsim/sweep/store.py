@@ -1,0 +1,292 @@
+"""A sweep directory on disk: the plan files, one part file per finished run, the Parquet dataset.
+
+::
+
+    plan.toml      the plan as given
+    sweep.json     the plan resolved: points, runs, seeds, ccsim version
+    parts/         <run_id>.parquet, one row per finished run (atomically: what ``resume`` looks at)
+    flows.parquet  links.parquet  runs.parquet  summary.parquet   (consolidated at the end)
+
+Rows are sorted by run id and hold no wall-clock values, so the files do not depend on execution
+order or on where the runs executed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ccsim.errors import CcsimError, OutputExistsError
+from ccsim.result import json_safe
+from ccsim.sweep.plan import SweepPlan, SweepRun
+from ccsim.sweep_stats import describe
+
+__all__ = [
+    "SweepResult",
+    "load_sweep",
+    "open_sweep_dir",
+    "part_done",
+    "write_part",
+    "consolidate",
+    "summarize",
+    "swept_columns",
+    "PLAN_FILE",
+    "SWEEP_FILE",
+    "PARTS_DIR",
+    "TABLES",
+]
+
+PLAN_FILE = "plan.toml"
+SWEEP_FILE = "sweep.json"
+PARTS_DIR = "parts"
+TABLES = ("flows", "links", "runs", "summary")
+_PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
+
+
+# ---------------------------------------------------------------------------------------------------
+# The directory
+
+
+def open_sweep_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> Path:
+    """Makes ``out`` ready to run ``plan`` (fresh, resumed or replaced; see :func:`_prepare_dir`),
+    writes ``plan.toml`` and ``sweep.json`` and returns the parts directory."""
+    _prepare_dir(out, resume=resume, force=force)
+    (out / PLAN_FILE).write_text(plan.text if plan.text is not None else plan.to_toml(), encoding="utf-8")
+    _atomic_write_text(out / SWEEP_FILE, json.dumps(json_safe(plan.resolved()), indent=2) + "\n")
+    parts = out / PARTS_DIR
+    parts.mkdir(exist_ok=True)
+    for stale in parts.glob(".*.tmp"):
+        stale.unlink(missing_ok=True)
+    for name in TABLES:  # consolidated files describe a finished sweep; rewritten at the end
+        (out / f"{name}.parquet").unlink(missing_ok=True)
+    return parts
+
+
+def _prepare_dir(out: Path, resume: bool, force: bool) -> None:
+    if out.exists():
+        if not out.is_dir():
+            raise OutputExistsError(f"{out}: exists and is not a directory")
+        is_sweep = (out / SWEEP_FILE).is_file()
+        empty = not any(out.iterdir())
+        if empty:
+            return
+        if resume:
+            if not is_sweep:
+                raise OutputExistsError(f"{out}: exists and is not a sweep directory; cannot resume it")
+            return
+        if not force:
+            raise OutputExistsError(f"{out}: already exists (use --resume to continue it or --force to replace it)")
+        if not is_sweep:
+            raise OutputExistsError(f"{out}: exists and is not a sweep directory; refusing to replace it")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def part_done(path: Path, run: SweepRun) -> bool:
+    if not path.is_file():
+        return False
+    part = _read_part(path)
+    return part is not None and part["run_id"] == run.run_id and part["seed"] == run.seed
+
+
+# ---------------------------------------------------------------------------------------------------
+# Part files: one per finished run, one row, the tables nested as list<struct>
+
+
+def _nest(table: Any) -> Any:
+    columns = [column.combine_chunks() for column in table.columns]
+    struct = pa.StructArray.from_arrays(columns, fields=list(table.schema))
+    return pa.ListArray.from_arrays(pa.array([0, table.num_rows], type=pa.int32()), struct)
+
+
+def write_part(parts: Path, run: SweepRun, output: dict[str, Any]) -> None:
+    run_table = pa.Table.from_pylist([output["run"]])
+    table = pa.table({
+        "run_id": [run.run_id],
+        "point_id": [run.point_id],
+        "repetition": pa.array([run.repetition], type=pa.int64()),
+        "seed": pa.array([run.seed], type=pa.uint64()),
+        "flows": _nest(output["flows"]),
+        "links": _nest(output["links"]),
+        "run": _nest(run_table),
+    })
+    final = parts / f"{run.run_id}.parquet"
+    tmp = parts / f".{run.run_id}.{os.getpid()}.tmp"
+    pq.write_table(table, tmp, **_PARQUET_OPTIONS)
+    os.replace(tmp, final)
+
+
+def _read_part(path: Path) -> dict[str, Any] | None:
+    """The part's tables, or None if it cannot be read (a resume runs it again)."""
+    try:
+        table = pq.read_table(path)
+        row = {name: table.column(name)[0] for name in ("run_id", "point_id", "repetition", "seed")}
+        out = {k: v.as_py() for k, v in row.items()}
+        for name in ("flows", "links", "run"):
+            values = table.column(name).combine_chunks().flatten()
+            out[name] = pa.Table.from_struct_array(values) if len(values.type) else pa.table({"_": [None] * len(values)}).drop(["_"])
+        return out
+    except Exception:  # noqa: BLE001 - a truncated or foreign file: run it again
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Results
+
+
+class SweepResult:
+    """A finished (or loaded) sweep: DataFrames ``flows``, ``links``, ``runs``, ``summary``; ``plan``;
+    ``directory``; ``executed`` (run ids executed by the call that produced it; empty when loaded)."""
+
+    def __init__(self, plan: SweepPlan, directory: Path, tables: dict[str, Any], executed: list[str] | None = None) -> None:
+        self.plan = plan
+        self.directory = Path(directory)
+        self.executed = list(executed or [])
+        for name in TABLES:
+            setattr(self, name, tables[name].to_pandas() if hasattr(tables[name], "to_pandas") else tables[name])
+
+    def __repr__(self) -> str:
+        return f"<ccsim.SweepResult {len(self.runs)} runs of {len(self.plan.points())} points in {self.directory}>"
+
+
+def load_sweep(directory: str | Path) -> SweepResult:
+    """Reads a sweep directory written by :func:`run_sweep`."""
+    directory = Path(directory)
+    meta_path = directory / SWEEP_FILE
+    if not meta_path.is_file():
+        raise CcsimError(f"{directory}: not a sweep directory (no {SWEEP_FILE})")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    plan = SweepPlan.from_dict(meta["plan"], source=meta.get("source"))
+    tables = {}
+    for name in TABLES:
+        path = directory / f"{name}.parquet"
+        if not path.is_file():
+            raise CcsimError(f"{path}: missing (an unfinished sweep? run it again with --resume)")
+        tables[name] = pq.read_table(path)
+    return SweepResult(plan, directory, tables)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Consolidation
+
+
+def consolidate(plan: SweepPlan, out: Path) -> dict[str, Any]:
+    """Reads every part of ``plan`` in ``out/parts`` and writes flows/links/runs/summary Parquet."""
+    parts = out / PARTS_DIR
+    runs = plan.runs()
+    swept = swept_columns(plan)
+    pieces: dict[str, list[Any]] = {"flows": [], "links": [], "runs": []}
+    for run in runs:
+        part = _read_part(parts / f"{run.run_id}.parquet")
+        if part is None:
+            raise CcsimError(f"{parts / (run.run_id + '.parquet')}: missing or unreadable; rerun with --resume")
+        values = swept[run.point_id]
+        for name, key in (("flows", "flows"), ("links", "links"), ("runs", "run")):
+            table = part[key]
+            n = table.num_rows
+            ids = pa.table({
+                "run_id": pa.array([run.run_id] * n, type=pa.string()),
+                "point_id": pa.array([run.point_id] * n, type=pa.string()),
+                "repetition": pa.array([run.repetition] * n, type=pa.int64()),
+                "seed": pa.array([run.seed] * n, type=pa.uint64()),
+            })
+            for column, (typ, value) in values.items():
+                ids = ids.append_column(column, pa.array([value] * n, type=typ))
+            for i, column in enumerate(table.column_names):
+                ids = ids.append_column(table.schema.field(i), table.column(i))
+            pieces[name].append(ids)
+    tables = {name: _concat(tabs) for name, tabs in pieces.items()}
+    tables["summary"] = summarize(plan, tables)
+    for name in TABLES:
+        _write_table(tables[name], out / f"{name}.parquet")
+    return tables
+
+
+def _concat(tables: list[Any]) -> Any:
+    return pa.concat_tables(tables, promote_options="permissive").combine_chunks() if tables else pa.table({})
+
+
+def swept_columns(plan: SweepPlan) -> dict[str, dict[str, tuple[Any, Any]]]:
+    """Per point: swept column -> (Arrow type, value). One type per column across the plan: the
+    values' own type if they agree (ints with floats become floats), else their JSON text."""
+    points = plan.points()
+    columns: dict[str, tuple[Any, Callable[[Any], Any]]] = {}
+    for path in plan.parameters:
+        values = [ov[path] for _, ov in points if path in ov]
+        kinds = {type(v) for v in values}
+        if kinds <= {bool}:
+            columns[path] = (pa.bool_(), lambda v: v)
+        elif kinds <= {int}:
+            columns[path] = (pa.int64(), lambda v: v)
+        elif kinds <= {int, float}:
+            columns[path] = (pa.float64(), lambda v: None if v is None else float(v))
+        elif kinds <= {str}:
+            columns[path] = (pa.string(), lambda v: v)
+        else:
+            columns[path] = (pa.string(), lambda v: None if v is None else (v if isinstance(v, str) else json.dumps(v, sort_keys=True)))
+    return {
+        pid: {path: (typ, conv(ov.get(path))) for path, (typ, conv) in columns.items()}
+        for pid, ov in points
+    }
+
+
+def summarize(plan: SweepPlan, tables: dict[str, Any]) -> Any:
+    """Long form: one row per (point, scope, name, metric) with n, mean, std, ci95_low, ci95_high,
+    p20, p50, p80 over the repetitions. ``scope`` is ``flow`` (``name`` = flow name), ``link``
+    (``name`` = link name) or ``run`` (``name`` empty)."""
+    swept = swept_columns(plan)
+    id_columns = {"run_id", "point_id", "repetition", "seed", *plan.parameters}
+    rows: list[dict[str, Any]] = []
+    for scope, table, name_col, skip in (
+        ("flow", tables["flows"], "name", {"flow"}),
+        ("link", tables["links"], "link", set()),
+        ("run", tables["runs"], None, set()),
+    ):
+        if table.num_rows == 0:
+            continue
+        metrics = [
+            f.name for f in table.schema
+            if f.name not in id_columns and f.name not in skip and f.name != name_col
+            and (pa.types.is_integer(f.type) or pa.types.is_floating(f.type))
+        ]
+        data = table.to_pydict()
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, pid in enumerate(data["point_id"]):
+            key = (pid, "" if name_col is None else str(data[name_col][i]))
+            groups.setdefault(key, []).append(i)
+        order = {pid: k for k, (pid, _) in enumerate(plan.points())}
+        for (pid, name), idx in sorted(groups.items(), key=lambda g: (order[g[0][0]], g[1][0])):
+            for metric in metrics:
+                stats = describe([data[metric][i] for i in idx])
+                if stats["n"] == 0:
+                    continue  # e.g. one-way delay columns of a TCP flow
+                row = {"point_id": pid}
+                row.update({col: value for col, (_, value) in swept[pid].items()})
+                row.update(scope=scope, name=name, metric=metric)
+                row.update(stats)
+                rows.append(row)
+    schema = pa.schema(
+        [("point_id", pa.string())]
+        + [(col, typ) for col, (typ, _) in (next(iter(swept.values())) if swept else {}).items()]
+        + [("scope", pa.string()), ("name", pa.string()), ("metric", pa.string()), ("n", pa.int64())]
+        + [(c, pa.float64()) for c in ("mean", "std", "ci95_low", "ci95_high", "p20", "p50", "p80")]
+    )
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _write_table(table: Any, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(table.replace_schema_metadata(None), tmp, **_PARQUET_OPTIONS)
+    os.replace(tmp, path)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
