@@ -254,7 +254,7 @@ def print_summary(result: Any, console: Console) -> None:
         goodput = row.get("goodput_bps")
         table.add_row(
             name if kind == "tcp" else f"{name} ({kind})",
-            str(row.get("algorithm", spec.get("algorithm", ""))),
+            str(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))),
             _num(goodput, 1e-6, "{:.3f}"),
             _num(goodput, 100 / capacity_bps, "{:.1f} %"),
             _num(row.get("retransmits"), 1, "{:.0f}"),

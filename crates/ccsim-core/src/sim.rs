@@ -10,7 +10,7 @@ use crate::event::{Event, EventQueue};
 use crate::histogram::Histogram;
 use crate::link::{Drop, Link};
 use crate::packet::{Packet, PacketKind};
-use crate::scenario::{FlowKind, FlowSpec, Scenario};
+use crate::scenario::{FlowKind, FlowSpec, ParamSetting, Scenario, Traffic, VoicePattern};
 use crate::stream::{StreamPattern, StreamSink, StreamSource};
 use crate::table::{Table, TableBuilder};
 use crate::tcp::{Receiver, Sender};
@@ -161,8 +161,8 @@ pub struct RunOutput {
     pub link_summary: Table,
     pub run_summary: Vec<(String, f64)>,
     pub stats: RunStats,
-    /// Algorithm parameters actually used, per flow (defaults filled in).
-    pub params_used: Vec<(String, String, Vec<(String, String)>)>,
+    /// Algorithm parameters actually used, per scenario flow: (flow, algorithm, typed values).
+    pub params_used: Vec<(String, String, Vec<(String, ParamValue)>)>,
 }
 
 pub struct Simulation {
@@ -186,48 +186,33 @@ pub struct Simulation {
     finished: bool,
 }
 
-fn to_param_map(flow_field: &str, spec: &FlowSpec) -> Result<ParamMap, SimError> {
-    let mut map = ParamMap::new();
-    for (k, v) in &spec.params {
-        let value = match v {
-            serde_json::Value::Bool(b) => ParamValue::Bool(*b),
-            serde_json::Value::Number(n) => ParamValue::Number(n.as_f64().unwrap_or(f64::NAN)),
-            serde_json::Value::String(s) => ParamValue::Text(s.clone()),
-            other => return Err(SimError::scenario(format!("{flow_field}.params.{k}"), format!("unsupported value {other}"))),
-        };
-        map.insert(k.clone(), value);
-    }
-    Ok(map)
+fn to_param_map(params: &std::collections::BTreeMap<String, ParamSetting>) -> ParamMap {
+    params.iter().map(|(k, v)| (k.clone(), ParamValue::from(v))).collect()
 }
 
-/// A stream's source from its spec. Defaults: CBR 1000 B payload + 28 B IP/UDP; VoIP G.711,
-/// 160 B every 20 ms + 40 B IP/UDP/RTP, talk spurts with Brady's means (1.0 s on, 1.35 s off).
+/// A stream's source from its spec (every value written by the front end).
 fn stream_source(i: usize, spec: &FlowSpec, seed: u64) -> StreamSource {
     let rng = Rng::new(seed, topology::streams::flow_app(i));
-    match spec.kind {
-        FlowKind::Cbr => {
-            let payload = spec.payload_bytes.unwrap_or(1000);
-            let header = spec.header_bytes.unwrap_or(28);
-            let rate = spec.rate_bps.unwrap_or(1).max(1);
+    match spec.traffic {
+        Traffic::Cbr { rate_bps, payload_bytes: payload, header_bytes: header } => {
+            let rate = rate_bps.max(1);
             // The interval that gives `rate_bps` on the wire (payload + header).
             let interval = Duration::from_nanos(((payload + header) as u128 * 8 * 1_000_000_000 / rate as u128).max(1) as u64);
             StreamSource::new(i as u32, payload as u32, header as u32, StreamPattern::Constant { interval }, rng)
         }
-        _ => {
-            let payload = spec.payload_bytes.unwrap_or(160);
-            let header = spec.header_bytes.unwrap_or(40);
-            let interval = Duration::from_nanos(spec.interval_ns.unwrap_or(20_000_000));
-            let pattern = if spec.talk_spurts {
-                StreamPattern::OnOff {
+        Traffic::Voip { payload_bytes: payload, header_bytes: header, interval_ns, pattern } => {
+            let interval = Duration::from_nanos(interval_ns);
+            let pattern = match pattern {
+                VoicePattern::TalkSpurts { mean_on_ns, mean_off_ns } => StreamPattern::OnOff {
                     interval,
-                    mean_on: Duration::from_nanos(spec.mean_on_ns.unwrap_or(1_000_000_000)),
-                    mean_off: Duration::from_nanos(spec.mean_off_ns.unwrap_or(1_350_000_000)),
-                }
-            } else {
-                StreamPattern::Constant { interval }
+                    mean_on: Duration::from_nanos(mean_on_ns),
+                    mean_off: Duration::from_nanos(mean_off_ns),
+                },
+                VoicePattern::Constant => StreamPattern::Constant { interval },
             };
             StreamSource::new(i as u32, payload as u32, header as u32, pattern, rng)
         }
+        Traffic::Tcp { .. } | Traffic::Web { .. } => unreachable!("stream_source is called for streams only"),
     }
 }
 
@@ -241,52 +226,53 @@ impl Simulation {
         let names: Vec<String> = scenario
             .flows
             .iter()
-            .enumerate()
-            .map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}")))
+            .map(|f| f.name.clone())
             .collect();
         let access_delays = topology::access_delays(&scenario, seed);
         let network = topology::build(&scenario, seed, &names, &access_delays);
         let end = Time(scenario.duration_ns);
         let mut flows = Vec::with_capacity(scenario.flows.len());
         for ((i, spec), route) in scenario.flows.iter().enumerate().zip(network.routes) {
-            let field = format!("flows[{i}]");
-            let app = match spec.kind {
-                FlowKind::Tcp => {
-                    let params = to_param_map(&field, spec)?;
-                    let init = Sender::cc_init(&spec.tcp, Rng::new(seed, topology::streams::flow_cc(i)));
-                    let cc = ccsim_cc::build(&spec.algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
+            let field = format!("flows[{i}].traffic");
+            let app = match (spec.kind(), spec.congestion_control()) {
+                (FlowKind::Tcp, Some((algorithm, params, tcp))) => {
+                    let params = to_param_map(params);
+                    let init = Sender::cc_init(tcp, Rng::new(seed, topology::streams::flow_cc(i)));
+                    let cc = ccsim_cc::build(algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
                     App::Tcp {
-                        sender: Sender::new(i as u32, &spec.tcp, cc, spec.bytes),
-                        receiver: Receiver::new(i as u32, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
+                        sender: Sender::new(i as u32, tcp, cc, spec.transfer_bytes()),
+                        receiver: Receiver::new(i as u32, tcp.delayed_ack, tcp.mss_bytes),
                     }
                 }
-                FlowKind::Web => {
+                (FlowKind::Web, Some((algorithm, params, tcp))) => {
                     // Check the transfers' algorithm and parameters now, not at the first arrival.
-                    let params = to_param_map(&field, spec)?;
-                    let init = Sender::cc_init(&spec.tcp, Rng::new(seed, topology::streams::flow_cc(i)));
-                    ccsim_cc::build(&spec.algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
+                    let params = to_param_map(params);
+                    let init = Sender::cc_init(tcp, Rng::new(seed, topology::streams::flow_cc(i)));
+                    ccsim_cc::build(algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
                     App::Web { rng: Rng::new(seed, topology::streams::flow_app(i)), active: false, spawned: 0 }
                 }
-                FlowKind::Cbr | FlowKind::Voip => App::Stream {
+                (FlowKind::Tcp | FlowKind::Web, None) => unreachable!("TCP and web traffic have congestion control"),
+                (FlowKind::Cbr | FlowKind::Voip, _) => App::Stream {
                     source: stream_source(i, spec, seed),
                     sink: StreamSink::default(),
                     active: false,
                 },
             };
             let intervals: Vec<(Time, Time)> =
-                spec.active_intervals(scenario.duration_ns).into_iter().map(|(a, b)| (Time(a), Time(b))).collect();
+                spec.active_intervals().into_iter().map(|(a, b)| (Time(a), Time(b))).collect();
+            let cc = spec.congestion_control();
             flows.push(Flow::new(
                 names[i].clone(),
-                spec.kind,
-                spec.algorithm.clone(),
+                spec.kind(),
+                cc.map_or_else(String::new, |(algorithm, _, _)| algorithm.to_string()),
                 app,
                 route,
                 intervals,
                 access_delays[i],
-                spec.bytes,
+                spec.transfer_bytes(),
                 false,
                 i,
-                Duration::from_nanos(spec.tcp.delayed_ack_timeout_ns),
+                Duration::from_nanos(cc.map_or(0, |(_, _, tcp)| tcp.delayed_ack_timeout_ns)),
             ));
         }
         let mut events = EventQueue::default();
@@ -303,7 +289,7 @@ impl Simulation {
             events.schedule(Time::ZERO + sample_interval, Event::Sample);
         }
         let measure_start = Time(scenario.measure_start_ns);
-        let measure_end = Time(scenario.measure_end_ns());
+        let measure_end = Time(scenario.measure_end_ns);
         events.schedule(measure_start, Event::Measure(true));
         events.schedule(measure_end, Event::Measure(false));
         Ok(Simulation {
@@ -458,7 +444,7 @@ impl Simulation {
             }
             App::Web { rng, active, .. } => {
                 *active = true;
-                let rate = self.scenario.flows[flow.spec].arrival_rate.unwrap_or(1.0);
+                let Traffic::Web { arrival_rate: rate, .. } = self.scenario.flows[flow.spec].traffic else { return };
                 let next = now + Duration::from_secs_f64(rng.exponential(1.0 / rate));
                 self.events.schedule(next, Event::WebArrival(f));
             }
@@ -472,7 +458,10 @@ impl Simulation {
             return;
         }
         let spec_index = self.flows[g as usize].spec;
-        let spec = &self.scenario.flows[spec_index];
+        let Traffic::Web { algorithm, params, tcp, arrival_rate, size_mean_bytes, size_shape } = &self.scenario.flows[spec_index].traffic
+        else {
+            return;
+        };
         let App::Web { rng, active, spawned } = &mut self.flows[g as usize].app else { return };
         if !*active {
             return;
@@ -480,24 +469,23 @@ impl Simulation {
         let k = *spawned;
         *spawned += 1;
         // Pareto sizes: x_m = mean (alpha - 1) / alpha, X = x_m U^(-1/alpha), capped at 1000 means.
-        let mean = spec.size_mean_bytes.unwrap_or(50_000) as f64;
-        let alpha = spec.size_shape.unwrap_or(1.2);
+        let mean = *size_mean_bytes as f64;
+        let alpha = *size_shape;
         let u = 1.0 - rng.uniform(); // (0, 1]
         let size = ((mean * (alpha - 1.0) / alpha) * u.powf(-1.0 / alpha)).min(1000.0 * mean).ceil().max(1.0) as u64;
-        let rate = spec.arrival_rate.unwrap_or(1.0);
-        let next = now + Duration::from_secs_f64(rng.exponential(1.0 / rate));
-        let params = to_param_map("", spec).unwrap_or_default();
-        let init = Sender::cc_init(&spec.tcp, Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)));
-        let Ok(cc) = ccsim_cc::build(&spec.algorithm, &params, &init) else { return }; // validated at build
+        let next = now + Duration::from_secs_f64(rng.exponential(1.0 / *arrival_rate));
+        let params = to_param_map(params);
+        let init = Sender::cc_init(tcp, Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)));
+        let Ok(cc) = ccsim_cc::build(algorithm, &params, &init) else { return }; // validated at build
         let id = self.flows.len() as u32;
         let generator = &self.flows[g as usize];
         let flow = Flow::new(
             format!("{}#{k}", generator.name),
             FlowKind::Web,
-            spec.algorithm.clone(),
+            algorithm.clone(),
             App::Tcp {
-                sender: Sender::new(id, &spec.tcp, cc, Some(size)),
-                receiver: Receiver::new(id, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
+                sender: Sender::new(id, tcp, cc, Some(size)),
+                receiver: Receiver::new(id, tcp.delayed_ack, tcp.mss_bytes),
             },
             Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },
             vec![(now, self.end)],
@@ -777,19 +765,24 @@ impl Simulation {
         let mut goodputs = Vec::new();
         let mut total_goodput = 0.0;
         let mut params_used = Vec::new();
-        // Parameters actually used, defaults filled in: once per scenario flow (a web generator's
-        // transfers share its parameters).
+        // Parameters actually used, typed, in the algorithm's catalog order (defaults for those the
+        // scenario leaves out): once per scenario flow (a web generator's transfers share them).
         for f in self.flows.iter().filter(|f| !f.background) {
             let spec = &self.scenario.flows[f.spec];
-            let info = ccsim_cc::catalog().into_iter().find(|a| a.name == spec.algorithm);
-            let mut used = Vec::new();
-            if let Some(info) = info {
-                for p in info.params {
-                    let v = spec.params.get(p.name).map(|v| v.to_string()).unwrap_or_else(|| p.default.to_string());
-                    used.push((p.name.to_string(), v));
-                }
-            }
-            params_used.push((f.name.clone(), spec.algorithm.clone(), used));
+            let Some((algorithm, params, _)) = spec.congestion_control() else {
+                params_used.push((f.name.clone(), String::new(), Vec::new()));
+                continue;
+            };
+            let info = ccsim_cc::catalog().into_iter().find(|a| a.name == algorithm);
+            let used = info
+                .map(|info| {
+                    info.params
+                        .into_iter()
+                        .map(|p| (p.name.to_string(), params.get(p.name).map_or(p.default, ParamValue::from)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            params_used.push((f.name.clone(), algorithm.to_string(), used));
         }
         for (i, f) in self.flows.iter().enumerate() {
             if matches!(f.app, App::Web { .. }) {
