@@ -89,21 +89,32 @@ def plot(directory: Path) -> None:
 
 
 @cli.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--resolved", is_flag=True, help="Print the resolved document (JSON, one line per file) instead of 'ok'.")
 @_user_errors
-def validate(scenario: Path) -> None:
-    """Check SCENARIO without running it (the engine checks it too when it is installed)."""
+def validate(scenarios: tuple[Path, ...], resolved: bool) -> None:
+    """Check each SCENARIO without running it (the engine checks it too when it is installed).
+
+    With --resolved, print each file's resolved document (docs/resolved-scenario.md) as one line of
+    JSON (JSON Lines for several files).
+    """
+    import json
+
     from ccsim.scenario import Scenario, known_algorithms
     from ccsim.units import format_time
 
-    model = Scenario.from_toml(scenario)
-    if known_algorithms() is not None:
-        from ccsim.runner import build_simulation
+    for scenario in scenarios:
+        model = Scenario.from_toml(scenario)
+        if known_algorithms() is not None:
+            from ccsim.runner import build_simulation
 
-        build_simulation(model, model.run.seed)
-    n = model.flow_count
-    duration = format_time(model.run.duration_ns)
-    click.echo(f"ok: {n} flow{'s' if n != 1 else ''}, duration {duration}")
+            build_simulation(model, model.run.seed)
+        if resolved:
+            click.echo(json.dumps(model.resolve(), separators=(",", ":")))
+            continue
+        n = model.flow_count
+        duration = format_time(model.run.duration_ns)
+        click.echo(f"ok: {n} flow{'s' if n != 1 else ''}, duration {duration}")
 
 
 @cli.command(name="list")
