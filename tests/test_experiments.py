@@ -53,7 +53,7 @@ def test_scenario_with_applies_override_paths(core):
     changed = experiments.scenario_with(base_scenario(10), {"topology.loss": 0.02, "flows[0].algorithm": "chd"})
     resolved = changed.resolve()
     assert resolved["topology"]["bottleneck"]["loss_rate"] == 0.02
-    assert resolved["flows"][0]["algorithm"] == "chd"
+    assert resolved["flows"][0]["traffic"]["algorithm"] == "chd"
     assert resolved["duration_ns"] == 10 * 10**9
 
 
@@ -67,7 +67,7 @@ def test_chd_plan_is_the_papers_experiment(core, sweep_module):
     base = full.base_scenario.resolve()
     assert base["topology"]["bottleneck"]["rate_bps"] == 10_000_000
     assert base["topology"]["bottleneck"]["delay_ns"] == 20_000_000
-    assert base["topology"]["bottleneck"]["queue"]["limit_pkts"] == 84
+    assert base["topology"]["bottleneck"]["queue"]["limit"] == {"pkts": 84}
     assert base["duration_ns"] == 60 * 10**9
     quick = experiments.get("chd_loss_sweep").plan(quick=True)
     assert 0.01 in quick.grid["topology.loss"]  # the claims are at p = 1 %

@@ -34,20 +34,20 @@ def resolved_queue(data: dict) -> dict:
 def test_binomial_setup_in_one_line_resolves_to_packets():
     # 10 Mbit/s x 40 ms / 1500 B = 33.3 -> 33 packets; thresholds 20 % and 80 % of it.
     q = resolved_queue(scenario(BINOMIAL))
-    assert q == {"kind": "red", "limit_pkts": 33, "limit_bytes": None, "min_th": 6.6, "max_th": 26.4, "max_p": 0.1,
+    assert q == {"kind": "red", "limit": {"pkts": 33}, "min_th": 6.6, "max_th": 26.4, "max_p": 0.1,
                  "w_q": 0.002, "gentle": True, "wait": True, "mean_pkt_bytes": 500}
     json.dumps(q)  # plain numbers
 
 
 def test_defaults_are_ns2_classic_constants():
     q = resolved_queue(scenario({"kind": "red", "limit": "100pkt"}))
-    assert (q["limit_pkts"], q["min_th"], q["max_th"], q["max_p"], q["w_q"]) == (100, 5.0, 15.0, 0.1, 0.002)
+    assert (q["limit"]["pkts"], q["min_th"], q["max_th"], q["max_p"], q["w_q"]) == (100, 5.0, 15.0, 0.1, 0.002)
     assert q["gentle"] is True and q["wait"] is True and q["mean_pkt_bytes"] == 500
 
 
 def test_byte_limit_measures_bytes():
     q = resolved_queue(scenario({"kind": "red", "limit": "150kB", "min_th": "30kB", "max_th": "90%", "gentle": False}))
-    assert (q["limit_pkts"], q["limit_bytes"], q["min_th"], q["max_th"], q["gentle"]) == (None, 150_000, 30_000, 135_000, False)
+    assert (q["limit"], q["min_th"], q["max_th"], q["gentle"]) == ({"bytes": 150_000}, 30_000, 135_000, False)
     # Default thresholds in byte mode: 5 and 15 mean packets (ns-2 queue_in_bytes_).
     q = resolved_queue(scenario({"kind": "red", "limit": "150kB", "mean_pkt_size": "1000B"}))
     assert (q["min_th"], q["max_th"]) == (5000, 15000)
@@ -61,7 +61,7 @@ def test_bdp_uses_the_flows_base_rtt_and_packet_size():
     data["tcp"] = {"mss": "952B", "header": "48B"}
     q = resolved_queue(data)
     # 10e6 * 0.070 / (8 * 1000) = 87.5 packets per bdp; 2 bdp = 175.
-    assert (q["limit_pkts"], q["min_th"], q["max_th"]) == (175, 10, 87.5)
+    assert (q["limit"]["pkts"], q["min_th"], q["max_th"]) == (175, 10, 87.5)
 
 
 @pytest.mark.parametrize(
@@ -154,7 +154,7 @@ def test_bdp_only_where_it_is_defined():
         ({"max_th": 101.0}, "max_th"),
         ({"max_p": 0.0}, "max_p"),
         ({"w_q": 1.5}, "w_q"),
-        ({"limit_bytes": 1000}, "limit_pkts"),
+        ({"limit": {"pkts": 0}}, "limit"),
         ({"mean_pkt_bytes": 0}, "mean_pkt_bytes"),
     ],
 )

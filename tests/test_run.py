@@ -53,6 +53,7 @@ def handmade_result() -> Result:
         "link_summary": {"link": ["bottleneck"], "qdelay_mean_ms": [1.25]},
         "run_summary": {"jain_index": 1.0, "bottleneck_utilisation": 0.925},
         "stats": {"events": 10},
+        "params_used": [{"flow": "flow0", "algorithm": "newreno", "params": {"halve_from": "flight"}}],
     }
     return Result.from_engine(raw, scenario, toml_text=short_scenario(1, 1), seed=7, wall_time_s=0.25)
 

@@ -78,6 +78,7 @@ def test_load_scenario_accepts_a_path_or_toml_text():
 
 # The example of docs/internals.md, which examples/single_flow.toml describes.
 INTERNALS_EXAMPLE = {
+    "ccsim_resolved": 1,
     "duration_ns": 60000000000,
     "sample_interval_ns": 100000000,
     "measure_start_ns": 0,
@@ -85,21 +86,24 @@ INTERNALS_EXAMPLE = {
     "topology": {
         "kind": "dumbbell",
         "bottleneck": {"rate_bps": 10000000, "delay_ns": 20000000,
-                       "queue": {"kind": "droptail", "limit_pkts": 84, "limit_bytes": None},
+                       "queue": {"kind": "droptail", "limit": {"pkts": 84}},
                        "loss_rate": 0.0},
         "reverse": {"rate_bps": 10000000, "delay_ns": 20000000,
-                    "queue": {"kind": "droptail", "limit_pkts": 10000, "limit_bytes": None},
+                    "queue": {"kind": "droptail", "limit": {"pkts": 10000}},
                     "loss_rate": 0.0},
         "access_rate_bps": 1000000000,
     },
     "flows": [
-        {"name": "flow0", "kind": "tcp", "algorithm": "newreno", "params": {"halve_from": "flight"},
-         "start_ns": 0, "stop_ns": 60000000000, "intervals_ns": None, "bytes": None, "access_delay_ns": 0,
-         "direction": "forward", "path": None,
-         "tcp": {"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": True,
-                 "delayed_ack": True, "delayed_ack_timeout_ns": 100000000, "abc_limit": 2,
-                 "min_rto_ns": 200000000, "initial_rto_ns": 1000000000, "max_rto_ns": 60000000000,
-                 "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True}},
+        {"name": "flow0", "intervals": [{"start_ns": 0, "stop_ns": 60000000000}],
+         "access_delay": {"kind": "fixed", "delay_ns": 0},
+         "route": {"kind": "dumbbell", "direction": "forward"},
+         "traffic": {
+             "kind": "tcp", "algorithm": "newreno", "params": {"halve_from": "flight"},
+             "tcp": {"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": True,
+                     "delayed_ack": True, "delayed_ack_timeout_ns": 100000000, "abc_limit": 2,
+                     "min_rto_ns": 200000000, "initial_rto_ns": 1000000000, "max_rto_ns": 60000000000,
+                     "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True},
+             "transfer": {"kind": "unlimited"}}},
     ],
 }
 
@@ -116,7 +120,8 @@ def test_defaults_are_written_out_in_resolve():
     resolved = Scenario.from_dict(minimal()).resolve()
     expected = copy.deepcopy(INTERNALS_EXAMPLE)
     expected.update(duration_ns=10 * 10**9, measure_end_ns=10 * 10**9)
-    expected["flows"][0].update(params={}, stop_ns=10 * 10**9)
+    expected["flows"][0]["intervals"] = [{"start_ns": 0, "stop_ns": 10 * 10**9}]
+    expected["flows"][0]["traffic"]["params"] = {}
     assert resolved == expected
 
 
@@ -124,7 +129,7 @@ def test_three_flows_resolves_names_times_and_window():
     resolved = Scenario.from_toml(THREE).resolve()
     assert resolved["duration_ns"] == 100 * 10**9
     assert (resolved["measure_start_ns"], resolved["measure_end_ns"]) == (45 * 10**9, 60 * 10**9)
-    assert [(f["name"], f["start_ns"] // 10**9, f["stop_ns"] // 10**9) for f in resolved["flows"]] == [
+    assert [(f["name"], f["intervals"][0]["start_ns"] // 10**9, f["intervals"][0]["stop_ns"] // 10**9) for f in resolved["flows"]] == [
         ("first", 0, 60), ("second", 20, 80), ("third", 40, 100)
     ]
 
@@ -145,18 +150,19 @@ def test_flow_tcp_overrides_the_global_table():
     data["tcp"] = {"mss": "1000B", "min_rto": "1s", "initial_rto": "3s"}
     data["flows"] = [{"algorithm": "newreno", "tcp": {"mss": "500B", "delayed_ack": False}}, {"algorithm": "newreno"}]
     flows = Scenario.from_dict(data).resolve()["flows"]
-    assert (flows[0]["tcp"]["mss_bytes"], flows[0]["tcp"]["delayed_ack"], flows[0]["tcp"]["min_rto_ns"]) == (500, False, 10**9)
-    assert (flows[1]["tcp"]["mss_bytes"], flows[1]["tcp"]["delayed_ack"], flows[1]["tcp"]["initial_rto_ns"]) == (1000, True, 3 * 10**9)
+    tcp0, tcp1 = flows[0]["traffic"]["tcp"], flows[1]["traffic"]["tcp"]
+    assert (tcp0["mss_bytes"], tcp0["delayed_ack"], tcp0["min_rto_ns"]) == (500, False, 10**9)
+    assert (tcp1["mss_bytes"], tcp1["delayed_ack"], tcp1["initial_rto_ns"]) == (1000, True, 3 * 10**9)
 
 
 def test_topology_options_resolve():
     data = minimal()
     data["topology"].update(queue={"limit": "150kB"}, loss="1%", reverse_rate="1Mbit", reverse_queue="20pkt", access_rate="100Mbit")
     topo = Scenario.from_dict(data).resolve()["topology"]
-    assert topo["bottleneck"]["queue"] == {"kind": "droptail", "limit_pkts": None, "limit_bytes": 150_000}
+    assert topo["bottleneck"]["queue"] == {"kind": "droptail", "limit": {"bytes": 150_000}}
     assert topo["bottleneck"]["loss_rate"] == 0.01
     assert topo["reverse"] == {"rate_bps": 1_000_000, "delay_ns": 20_000_000,
-                               "queue": {"kind": "droptail", "limit_pkts": 20, "limit_bytes": None}, "loss_rate": 0.0}
+                               "queue": {"kind": "droptail", "limit": {"pkts": 20}}, "loss_rate": 0.0}
     assert topo["access_rate_bps"] == 100_000_000
 
 

@@ -9,6 +9,7 @@ output directory behind.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import numbers
 import shutil
@@ -89,16 +90,25 @@ def plot(directory: Path) -> None:
 
 
 @cli.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--resolved", is_flag=True, help="Print the resolved document (JSON, one line per file) instead of 'ok'.")
 @_user_errors
-def validate(scenario: Path) -> None:
-    """Check SCENARIO without running it (the engine checks it too when it is installed)."""
-    model = Scenario.from_toml(scenario)
-    if known_algorithms() is not None:
-        build_simulation(model, model.run.seed)
-    n = model.flow_count
-    duration = format_time(model.run.duration_ns)
-    click.echo(f"ok: {n} flow{'s' if n != 1 else ''}, duration {duration}")
+def validate(scenarios: tuple[Path, ...], resolved: bool) -> None:
+    """Check each SCENARIO without running it (the engine checks it too when it is installed).
+
+    With --resolved, print each file's resolved document (docs/resolved-scenario.md) as one line of
+    JSON (JSON Lines for several files).
+    """
+    for scenario in scenarios:
+        model = Scenario.from_toml(scenario)
+        if known_algorithms() is not None:
+            build_simulation(model, model.run.seed)
+        if resolved:
+            click.echo(json.dumps(model.resolve(), separators=(",", ":")))
+            continue
+        n = model.flow_count
+        duration = format_time(model.run.duration_ns)
+        click.echo(f"ok: {n} flow{'s' if n != 1 else ''}, duration {duration}")
 
 
 @cli.command(name="list")
@@ -249,7 +259,7 @@ def print_summary(result: Any, console: Console) -> None:
         goodput = row.get("goodput_bps")
         table.add_row(
             name if kind == "tcp" else f"{name} ({kind})",
-            str(row.get("algorithm", spec.get("algorithm", ""))),
+            str(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))),
             _num(goodput, 1e-6, "{:.3f}"),
             _num(goodput, 100 / capacity_bps, "{:.1f} %"),
             _num(row.get("retransmits"), 1, "{:.0f}"),

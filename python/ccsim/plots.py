@@ -103,8 +103,8 @@ def active_rows(flows: pd.DataFrame, resolved: dict) -> pd.DataFrame:
     index = flows["flow"]
     if not pd.api.types.is_integer_dtype(index):
         index = index.map({f["name"]: i for i, f in enumerate(specs)})
-    start_s = index.map(lambda i: specs[int(i)]["start_ns"] / 1e9 if pd.notna(i) else float("-inf"))
-    stop_s = index.map(lambda i: specs[int(i)]["stop_ns"] / 1e9 if pd.notna(i) else float("inf"))
+    start_s = index.map(lambda i: specs[int(i)]["intervals"][0]["start_ns"] / 1e9 if pd.notna(i) else float("-inf"))
+    stop_s = index.map(lambda i: specs[int(i)]["intervals"][-1]["stop_ns"] / 1e9 if pd.notna(i) else float("inf"))
     keep = (flows["time_s"] > start_s) & (flows["time_s"] - interval_s < stop_s)
     return flows[keep.to_numpy(dtype=bool)]
 

@@ -95,7 +95,7 @@ class Result:
             "seed": seed,
             "scenario": scenario.resolve(),
             "scenario_toml": toml_text,
-            "algorithm_params": _algorithm_params(scenario, raw.get("params_used")),
+            "algorithm_params": _algorithm_params(raw.get("params_used", [])),
             "engine_stats": raw.get("stats", {}),
             "wall_time_s": wall_time_s,
         }
@@ -225,35 +225,6 @@ def git_revision() -> str | None:
         return None
 
 
-def _typed(value: Any) -> Any:
-    """The engine reports parameter values as text ('0.5', 'true', '"flight"'): read them back typed."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
-
-
-def _algorithm_params(scenario: "Scenario", params_used: list[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
-    """Per flow: the algorithm and every parameter it ran with (its defaults overlaid by the file).
-
-    The engine's own report (``params_used``) is authoritative; without it the defaults come from
-    the algorithm catalog.
-    """
-    if params_used:
-        return {
-            p["flow"]: {"algorithm": p["algorithm"], "params": {k: _typed(v) for k, v in p["params"].items()}}
-            for p in params_used
-        }
-    try:
-        catalog = {a["name"]: a for a in algorithms()}
-    except CcsimError:
-        catalog = {}
-    used = {}
-    for flow in scenario.resolve()["flows"]:
-        specs = catalog.get(flow["algorithm"], {}).get("params", [])
-        params = {p["name"]: p["default"] for p in specs}
-        params.update(flow["params"])
-        used[flow["name"]] = {"algorithm": flow["algorithm"], "params": params}
-    return used
+def _algorithm_params(params_used: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per flow: the algorithm and every parameter it ran with, typed, as the engine reports them."""
+    return {p["flow"]: {"algorithm": p["algorithm"], "params": dict(p["params"])} for p in params_used}

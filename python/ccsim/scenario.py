@@ -10,10 +10,13 @@ docs/scenario-format.md.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import importlib
+import json
 import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Union
@@ -45,6 +48,18 @@ __all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red"
 DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
 DEFAULT_ACCESS_RATE_BPS = 1_000_000_000
 DEFAULT_REVERSE_QUEUE_PKTS = 10_000
+# Streams: CBR 1000 B payload + 28 B IP/UDP; VoIP G.711, 160 B every 20 ms + 40 B IP/UDP/RTP, talk
+# spurts with Brady's means (1.0 s on, 1.35 s off). Web: Pareto shape 1.2, the classic heavy tail.
+CBR_DEFAULT_PAYLOAD_BYTES = 1000
+CBR_DEFAULT_HEADER_BYTES = 28
+VOIP_DEFAULT_PAYLOAD_BYTES = 160
+VOIP_DEFAULT_HEADER_BYTES = 40
+VOIP_DEFAULT_INTERVAL_NS = 20_000_000
+VOIP_DEFAULT_MEAN_ON_NS = 1_000_000_000
+VOIP_DEFAULT_MEAN_OFF_NS = 1_350_000_000
+WEB_DEFAULT_SIZE_SHAPE = 1.2
+# The version of the resolved document this front end writes (docs/resolved-scenario.md).
+RESOLVED_FORMAT = 1
 MAX_FLOW_COUNT = 10_000  # per [[flows]] entry: a typo such as count = 100000 should not build 100000 flows
 
 
@@ -174,27 +189,6 @@ class Run(_Section):
 
     _check_duration = field_validator("duration_ns", "sample_interval_ns")(_positive)
 
-    @model_validator(mode="after")
-    def _check_window(self) -> "Run":
-        if self.sample_interval_ns > self.duration_ns:
-            raise ScenarioError(
-                "sample_interval",
-                f"{units.format_time(self.sample_interval_ns)} is longer than the run "
-                f"({units.format_time(self.duration_ns)})",
-            )
-        if self.measure_ns is not None:
-            start, end = self.measure_ns
-            if end <= start:
-                raise ScenarioError(
-                    "measure", f"end {units.format_time(end)} is not after start {units.format_time(start)}"
-                )
-            if end > self.duration_ns:
-                raise ScenarioError(
-                    "measure",
-                    f"end {units.format_time(end)} is after the end of the run ({units.format_time(self.duration_ns)})",
-                )
-        return self
-
     @property
     def measure_start_ns(self) -> int:
         return 0 if self.measure_ns is None else self.measure_ns[0]
@@ -228,7 +222,7 @@ class DropTail(_Section):
         return self.limit[0] if self.limit[1] == "bytes" else None
 
     def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
-        return {"kind": self.kind, "limit_pkts": self.limit_pkts, "limit_bytes": self.limit_bytes}
+        return {"kind": self.kind, "limit": {self.limit[1]: self.limit[0]}}
 
 
 # RED (docs/red.md). Defaults: ns-2's classic Queue/RED constants (thresh_ 5, maxthresh_ 15 packets,
@@ -411,8 +405,7 @@ class Red(_Section):
         min_th, max_th = self.thresholds(limit)
         return {
             "kind": "red",
-            "limit_pkts": None if self.in_bytes else limit,
-            "limit_bytes": limit if self.in_bytes else None,
+            "limit": {"bytes" if self.in_bytes else "pkts": limit},
             "min_th": min_th,
             "max_th": max_th,
             "max_p": self.max_p,
@@ -560,6 +553,11 @@ class Hop(_Section):
     def resolve(self) -> dict[str, Any]:
         return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": self.queue.resolve(), "loss_rate": self.loss_rate}
 
+    def resolve_reverse(self) -> dict[str, Any]:
+        """The uncongested reverse (ACK) hop: this hop's rate and delay, a large queue, no loss."""
+        queue = DropTail(limit=f"{DEFAULT_REVERSE_QUEUE_PKTS}pkt").resolve()
+        return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": queue, "loss_rate": 0.0}
+
 
 class ParkingLot(_Section):
     """``[topology]`` with ``kind = "parking_lot"``: hops in series (router k to router k + 1); a flow
@@ -580,7 +578,12 @@ class ParkingLot(_Section):
         return len(self.hops)
 
     def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
-        return {"kind": "parking_lot", "hops": [h.resolve() for h in self.hops], "access_rate_bps": self.access_rate_bps}
+        return {
+            "kind": "parking_lot",
+            "hops": [h.resolve() for h in self.hops],
+            "reverse_hops": [h.resolve_reverse() for h in self.hops],
+            "access_rate_bps": self.access_rate_bps,
+        }
 
 
 AnyTopology = Annotated[
@@ -621,22 +624,6 @@ class Tcp(_Section):
     def overridden(self) -> dict[str, Any]:
         """The keys this table sets explicitly (field name -> canonical value)."""
         return {name: getattr(self, name) for name in self.model_fields_set}
-
-    def check(self) -> None:
-        """Cross-key checks, run on the merged settings of each flow (raise with a key name)."""
-        fmt = units.format_time
-        if self.min_rto_ns > self.max_rto_ns:
-            raise ScenarioError("max_rto", f"{fmt(self.max_rto_ns)} is below min_rto ({fmt(self.min_rto_ns)})")
-        if not self.min_rto_ns <= self.initial_rto_ns <= self.max_rto_ns:
-            raise ScenarioError(
-                "initial_rto",
-                f"{fmt(self.initial_rto_ns)} is outside [min_rto, max_rto] = "
-                f"[{fmt(self.min_rto_ns)}, {fmt(self.max_rto_ns)}]",
-            )
-        if self.rwnd_bytes < self.mss_bytes:
-            raise ScenarioError(
-                "rwnd", f"{units.format_size(self.rwnd_bytes)} is smaller than one segment ({units.format_size(self.mss_bytes)})"
-            )
 
     def resolve(self) -> dict[str, Any]:
         return self.model_dump(by_alias=False)
@@ -793,6 +780,13 @@ class Flow(_Section):
 # The scenario
 
 
+# Keys of the resolved dumbbell links -> keys of [topology].
+_DUMBBELL_KEYS = {
+    "bottleneck": {"rate_bps": "bottleneck_rate", "delay_ns": "bottleneck_delay", "loss_rate": "loss", "queue": "queue"},
+    "reverse": {"rate_bps": "reverse_rate", "delay_ns": "reverse_delay", "loss_rate": "reverse_loss", "queue": "reverse_queue"},
+}
+
+
 class Scenario(_Section):
     """A whole scenario file. Build with :func:`load_scenario`, ``from_toml`` or ``from_dict`` (these
     raise ScenarioError; plain ``model_validate`` raises pydantic's ValidationError)."""
@@ -804,51 +798,18 @@ class Scenario(_Section):
 
     @model_validator(mode="after")
     def _check_flows(self) -> "Scenario":
-        duration = self.run.duration_ns
-        fmt = units.format_time
+        # Spelling rules of the file; the physics and invariants (times inside the run, intervals in
+        # order, paths within the hops, RTO order ...) are the engine's: see check_with_engine.
         names: dict[str, int] = {}
         for i, flow in enumerate(self.flows):
             where = f"flows[{i}]"
-            if flow.active_ns is not None:
-                if flow.start_ns != 0 or flow.stop_ns is not None:
-                    raise ScenarioError(f"{where}.active", "give either active intervals or start/stop, not both")
-                previous_stop = 0
-                for k, (a, b) in enumerate(flow.active_ns):
-                    if b <= a:
-                        raise ScenarioError(f"{where}.active[{k}]", f"stop {fmt(b)} is not after start {fmt(a)}")
-                    if a < previous_stop:
-                        raise ScenarioError(f"{where}.active[{k}]", "intervals must be in order and must not overlap")
-                    if a >= duration or b > duration:
-                        raise ScenarioError(f"{where}.active[{k}]", f"must lie within the run ({fmt(duration)})")
-                    previous_stop = b
-            hops = self.topology.hop_count
-            if flow.path is not None:
-                if hops is None:
-                    raise ScenarioError(f"{where}.path", "only a parking-lot topology has hops")
-                first, last = flow.path
-                if not 0 <= first <= last < hops:
-                    raise ScenarioError(f"{where}.path", f"must be [first, last] with 0 <= first <= last < {hops} hops")
-            if flow.direction == "reverse" and hops is not None:
+            if flow.active_ns is not None and (flow.start_ns != 0 or flow.stop_ns is not None):
+                raise ScenarioError(f"{where}.active", "give either active intervals or start/stop, not both")
+            if flow.path is not None and self.topology.hop_count is None:
+                raise ScenarioError(f"{where}.path", "only a parking-lot topology has hops")
+            if flow.direction == "reverse" and self.topology.hop_count is not None:
                 raise ScenarioError(f"{where}.direction", "reverse flows are a dumbbell feature (a parking-lot flow has a path)")
-            if flow.start_ns >= duration:
-                raise ScenarioError(
-                    f"{where}.start", f"{fmt(flow.start_ns)} is at or after the end of the run ({fmt(duration)})"
-                )
-            if flow.stop_ns is not None:
-                if flow.stop_ns <= flow.start_ns:
-                    raise ScenarioError(
-                        f"{where}.stop", f"{fmt(flow.stop_ns)} is not after start ({fmt(flow.start_ns)})"
-                    )
-                if flow.stop_ns > duration:
-                    raise ScenarioError(
-                        f"{where}.stop", f"{fmt(flow.stop_ns)} is after the end of the run ({fmt(duration)})"
-                    )
             tcp = self.tcp_for(flow)
-            try:
-                tcp.check()
-            except ScenarioError as e:
-                section = f"{where}.tcp" if e.field in {_alias(Tcp, n) for n in flow.tcp.model_fields_set} else "tcp"
-                raise e.with_field(f"{section}.{e.field}") from None
             packet_bytes = tcp.mss_bytes + tcp.header_bytes
             for key, queue in self.topology.queues():
                 if queue.limit_bytes is not None and queue.limit_bytes < packet_bytes:
@@ -867,7 +828,64 @@ class Scenario(_Section):
                 queue.thresholds(queue.resolved_limit(self.bottleneck_bdp_pkts()))
             except ScenarioError as e:
                 raise e.with_field(f"topology.queue.{e.field}") from None
+        self.check_with_engine()
         return self
+
+    def check_with_engine(self) -> None:
+        """The engine's own check of the resolved document (``_core.validate_resolved``), its error
+        named by the user's key; skipped when the extension is not importable."""
+        try:
+            core = importlib.import_module("ccsim._core")
+        except ImportError:
+            return
+        try:
+            core.validate_resolved(json.dumps(self.resolve()))
+        except ScenarioError as e:
+            raise e.with_field(self.user_field(e.field)) from None
+
+    def user_field(self, engine_field: str) -> str:
+        """The key of the file behind a path of the resolved document: ``duration_ns`` ->
+        ``run.duration``, ``flows[3].intervals[0].start_ns`` -> ``flows[1].active[0]`` (or
+        ``flows[1].start``), ``topology.bottleneck.rate_bps`` -> ``topology.bottleneck_rate``."""
+        run_keys = {"duration_ns": "run.duration", "sample_interval_ns": "run.sample_interval",
+                    "measure_start_ns": "run.measure", "measure_end_ns": "run.measure"}
+        if engine_field in run_keys:
+            return run_keys[engine_field]
+        m = re.fullmatch(r"topology\.(bottleneck|reverse|(?:reverse_)?hops\[(\d+)\])\.(\w+)(.*)", engine_field)
+        if m:
+            link, hop, key, rest = m.groups()
+            rest = rest.replace(".mean_pkt_bytes", ".mean_pkt_size")
+            if hop is not None:  # a reverse hop is derived from its forward hop
+                short = {"rate_bps": "rate", "delay_ns": "delay", "loss_rate": "loss"}.get(key, key)
+                return f"topology.hops[{hop}].{short}{rest}"
+            keys = _DUMBBELL_KEYS[link]
+            return f"topology.{keys.get(key, key)}{rest}"
+        if engine_field == "topology.access_rate_bps":
+            return "topology.access_rate"
+        m = re.fullmatch(r"flows\[(\d+)\]\.(.*)", engine_field)
+        if not m:
+            return engine_field
+        j, rest = int(m.group(1)), m.group(2)
+        i = 0
+        while i < len(self.flows) - 1 and j >= self.flows[i].count:
+            j -= self.flows[i].count
+            i += 1
+        flow, where = self.flows[i], f"flows[{i}]"
+        if m := re.fullmatch(r"intervals\[(\d+)\]\.(start|stop)_ns", rest):
+            return f"{where}.active[{m.group(1)}]" if flow.active_ns is not None else f"{where}.{m.group(2)}"
+        if rest.startswith("intervals"):
+            return f"{where}.active" if flow.active_ns is not None else f"{where}.start"
+        if rest == "route":
+            return f"{where}.path" if self.topology.hop_count is not None else f"{where}.direction"
+        if rest.startswith("traffic.tcp."):
+            key = rest.removeprefix("traffic.tcp.")
+            alias = _alias(Tcp, key) if key in Tcp.model_fields else key
+            return f"{where}.tcp.{alias}" if key in flow.tcp.model_fields_set else f"tcp.{alias}"
+        if rest.startswith("traffic.params."):
+            return f"{where}.{rest.removeprefix('traffic.')}"
+        key = rest.rsplit(".", 1)[-1]
+        key = {"header_bytes": "stream_header_bytes", "bytes": "transfer_bytes"}.get(key, key)
+        return f"{where}.{_alias(Flow, key) if key in Flow.model_fields else key}"
 
     def bottleneck_bdp_pkts(self) -> float | None:
         """The dumbbell bottleneck's bandwidth-delay product in packets (what ``'1bdp'`` means):
@@ -908,53 +926,87 @@ class Scenario(_Section):
         return sum(f.count for f in self.flows)
 
     def resolve(self) -> dict[str, Any]:
-        """The scenario as the engine reads it (docs/internals.md): canonical units, every default written."""
+        """The resolved document the engine reads (docs/resolved-scenario.md): canonical units, every
+        default written out, no nulls; ``_core.validate_resolved`` checks it."""
         run = self.run
+        hops = self.topology.hop_count
         flows = []
         for i, flow in enumerate(self.flows):
-            tcp = self.tcp_for(flow).resolve()
+            if flow.active_ns is not None:
+                intervals = [{"start_ns": a, "stop_ns": b} for a, b in flow.active_ns]
+            else:
+                stop = run.duration_ns if flow.stop_ns is None else flow.stop_ns
+                intervals = [{"start_ns": flow.start_ns, "stop_ns": stop}]
+            delay = flow.access_delay_ns
+            if isinstance(delay, tuple):
+                access_delay = {"kind": "uniform", "low_ns": delay[0], "high_ns": delay[1]}
+            else:
+                access_delay = {"kind": "fixed", "delay_ns": delay}
+            if hops is None:
+                route = {"kind": "dumbbell", "direction": flow.direction}
+            else:
+                first, last = (0, hops - 1) if flow.path is None else flow.path
+                route = {"kind": "parking_lot", "first_hop": first, "last_hop": last}
+            traffic = self._resolve_traffic(flow)
             for name in self._names(i, flow):
-                delay = flow.access_delay_ns
-                spec = {
+                flows.append({
                     "name": name,
-                    "kind": flow.kind,
-                    "algorithm": flow.algorithm or "",
-                    "params": dict(flow.params),
-                    "start_ns": flow.start_ns,
-                    "stop_ns": run.duration_ns if flow.stop_ns is None else flow.stop_ns,
-                    "intervals_ns": None if flow.active_ns is None else [[a, b] for a, b in flow.active_ns],
-                    "bytes": flow.transfer_bytes,
-                    "access_delay_ns": {"uniform": list(delay)} if isinstance(delay, tuple) else delay,
-                    "direction": flow.direction,
-                    "path": None if flow.path is None else list(flow.path),
-                    "tcp": dict(tcp),
-                }
-                if flow.kind == "web":
-                    spec.update(
-                        arrival_rate=flow.arrival_rate,
-                        size_mean_bytes=flow.size_mean_bytes,
-                        size_shape=1.2 if flow.size_shape is None else flow.size_shape,
-                    )
-                elif flow.kind != "tcp":
-                    spec.update(
-                        rate_bps=flow.rate_bps,
-                        payload_bytes=flow.payload_bytes,
-                        header_bytes=flow.stream_header_bytes,
-                        interval_ns=flow.interval_ns,
-                        talk_spurts=flow.talk_spurts,
-                        mean_on_ns=flow.mean_on_ns,
-                        mean_off_ns=flow.mean_off_ns,
-                    )
-                if flow.active_ns is not None:
-                    spec["start_ns"], spec["stop_ns"] = flow.active_ns[0][0], flow.active_ns[-1][1]
-                flows.append(spec)
+                    "intervals": copy.deepcopy(intervals),
+                    "access_delay": dict(access_delay),
+                    "route": dict(route),
+                    "traffic": copy.deepcopy(traffic),
+                })
         return {
+            "ccsim_resolved": RESOLVED_FORMAT,
             "duration_ns": run.duration_ns,
             "sample_interval_ns": run.sample_interval_ns,
             "measure_start_ns": run.measure_start_ns,
             "measure_end_ns": run.measure_end_ns,
             "topology": self.topology.resolve(self.bottleneck_bdp_pkts()),
             "flows": flows,
+        }
+
+    def _resolve_traffic(self, flow: "Flow") -> dict[str, Any]:
+        """What ``flow`` carries, each kind with exactly its own fields, defaults written out."""
+        if flow.kind in ("tcp", "web"):
+            algorithm = flow.algorithm or ""
+            params = dict(flow.params)  # the algorithm's defaults apply to the others (params_used)
+            cc = {"algorithm": algorithm, "params": params, "tcp": self.tcp_for(flow).resolve()}
+            if flow.kind == "tcp":
+                transfer = {"kind": "unlimited"} if flow.transfer_bytes is None else {"kind": "finite", "bytes": flow.transfer_bytes}
+                return {"kind": "tcp", **cc, "transfer": transfer}
+            return {
+                "kind": "web",
+                **cc,
+                "arrival_rate": flow.arrival_rate,
+                "size_mean_bytes": flow.size_mean_bytes,
+                "size_shape": WEB_DEFAULT_SIZE_SHAPE if flow.size_shape is None else flow.size_shape,
+            }
+
+        def given(value: Any, default: Any) -> Any:
+            return default if value is None else value
+
+        if flow.kind == "cbr":
+            return {
+                "kind": "cbr",
+                "rate_bps": flow.rate_bps,
+                "payload_bytes": given(flow.payload_bytes, CBR_DEFAULT_PAYLOAD_BYTES),
+                "header_bytes": given(flow.stream_header_bytes, CBR_DEFAULT_HEADER_BYTES),
+            }
+        if flow.talk_spurts:
+            pattern = {
+                "kind": "talk_spurts",
+                "mean_on_ns": given(flow.mean_on_ns, VOIP_DEFAULT_MEAN_ON_NS),
+                "mean_off_ns": given(flow.mean_off_ns, VOIP_DEFAULT_MEAN_OFF_NS),
+            }
+        else:
+            pattern = {"kind": "constant"}
+        return {
+            "kind": "voip",
+            "payload_bytes": given(flow.payload_bytes, VOIP_DEFAULT_PAYLOAD_BYTES),
+            "header_bytes": given(flow.stream_header_bytes, VOIP_DEFAULT_HEADER_BYTES),
+            "interval_ns": given(flow.interval_ns, VOIP_DEFAULT_INTERVAL_NS),
+            "pattern": pattern,
         }
 
     # -- TOML ---------------------------------------------------------------------------------------

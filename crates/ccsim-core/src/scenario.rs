@@ -1,33 +1,35 @@
-//! The resolved scenario: what the front end hands the engine, in canonical units (integer ns, bit/s,
-//! bytes). `docs/internals.md` gives the JSON form. Validation here is defence in depth: the Python
-//! front end checks the same things first, with the user's own field names.
+//! The resolved scenario: the one document the front end hands an engine, in canonical units (integer
+//! ns, bit/s, bytes). Every field is required and no value is left for the engine to guess: the Python
+//! front end owns the user format and every default, this file owns the schema and the engine's
+//! invariants (`Scenario::validate`). `docs/resolved-scenario.md` describes every field; the JSON
+//! Schema generated from these types is `docs/resolved-scenario.schema.json`.
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SimError;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// The version of the document this engine reads (`ccsim_resolved`); bumped on any change of meaning.
+pub const RESOLVED_FORMAT: u32 = 1;
+
+/// A whole run except the seed (given next to the document).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// Format version; a consumer refuses a version it does not know.
+    pub ccsim_resolved: u32,
     pub duration_ns: u64,
-    #[serde(default = "default_sample_interval")]
     pub sample_interval_ns: u64,
-    #[serde(default)]
+    /// Summary window [start, end).
     pub measure_start_ns: u64,
-    /// End of the summary window; defaults to the end of the run.
-    #[serde(default)]
-    pub measure_end_ns: Option<u64>,
+    pub measure_end_ns: u64,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
 }
 
-fn default_sample_interval() -> u64 {
-    100_000_000
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Topology {
     Dumbbell(Dumbbell),
@@ -35,67 +37,76 @@ pub enum Topology {
 }
 
 /// Several bottlenecks in series (the binomial paper's Fig. 18): hop k joins router k to router
-/// k + 1. Each flow enters at the start of hop `path[0]` and leaves after hop `path[1]`, behind its
-/// own access links, so cross traffic can enter and leave at every hop. ACKs return over
-/// uncongested reverse hops.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// k + 1. Each flow enters at the start of its first hop and leaves after its last one, behind its
+/// own access links, so cross traffic can enter and leave at every hop. ACKs return over the reverse
+/// hops.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParkingLot {
     pub hops: Vec<LinkSpec>,
-    /// Reverse (ACK) hops; default: each forward hop's rate and delay, a 10 000-packet queue, no loss.
-    #[serde(default)]
-    pub reverse_hops: Option<Vec<LinkSpec>>,
-    #[serde(default = "default_access_rate")]
+    /// Reverse (ACK) hops, one per forward hop.
+    pub reverse_hops: Vec<LinkSpec>,
     pub access_rate_bps: u64,
 }
 
-/// N senders, each behind its own access link, one bottleneck, receivers behind it, and an
-/// uncongested reverse path for the ACKs.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// N senders, each behind its own access link, one bottleneck, receivers behind it, and a reverse
+/// path for the ACKs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Dumbbell {
     pub bottleneck: LinkSpec,
-    /// Reverse (ACK) direction of the bottleneck; defaults to the forward rate and delay with a
-    /// large drop-tail queue and no random loss.
-    #[serde(default)]
-    pub reverse: Option<LinkSpec>,
-    #[serde(default = "default_access_rate")]
+    /// Reverse (ACK) direction of the bottleneck.
+    pub reverse: LinkSpec,
     pub access_rate_bps: u64,
 }
 
-fn default_access_rate() -> u64 {
-    1_000_000_000
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     pub rate_bps: u64,
     pub delay_ns: u64,
     pub queue: QueueSpec,
     /// Bernoulli per-packet random loss probability (dummynet `plr`), counted apart from queue drops.
-    #[serde(default)]
     pub loss_rate: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// A queue limit and the unit the queue is measured in: `{"pkts": 84}` or `{"bytes": 150000}`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueLimit {
+    Pkts(u64),
+    Bytes(u64),
+}
+
+impl QueueLimit {
+    pub fn value(self) -> u64 {
+        match self {
+            QueueLimit::Pkts(n) | QueueLimit::Bytes(n) => n,
+        }
+    }
+    pub fn pkts(self) -> Option<u64> {
+        match self {
+            QueueLimit::Pkts(n) => Some(n),
+            QueueLimit::Bytes(_) => None,
+        }
+    }
+    pub fn bytes(self) -> Option<u64> {
+        match self {
+            QueueLimit::Bytes(n) => Some(n),
+            QueueLimit::Pkts(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueSpec {
-    /// Tail drop once the limit (packets and/or bytes, not counting the packet on the wire) is reached.
-    Droptail {
-        #[serde(default)]
-        limit_pkts: Option<u64>,
-        #[serde(default)]
-        limit_bytes: Option<u64>,
-    },
+    /// Tail drop once the limit (not counting the packet on the wire) is reached.
+    Droptail { limit: QueueLimit },
     /// RED (Floyd & Jacobson 1993) as ns-2's `Queue/RED`; see `red.rs` and `docs/red.md`. The queue is
-    /// measured in the unit of the limit: packets (`limit_pkts`) or bytes (`limit_bytes`), exactly one
-    /// of them; `min_th` and `max_th` are in that unit (fractional values allowed).
+    /// measured in the unit of the limit; `min_th` and `max_th` are in that unit (fractions allowed).
     Red {
-        #[serde(default)]
-        limit_pkts: Option<u64>,
-        #[serde(default)]
-        limit_bytes: Option<u64>,
+        limit: QueueLimit,
         min_th: f64,
         max_th: f64,
         max_p: f64,
@@ -108,126 +119,168 @@ pub enum QueueSpec {
     },
 }
 
-/// What a flow carries.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
+/// What a flow carries (the engine's own label, derived from `Traffic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowKind {
-    /// A TCP connection driven by a congestion-control algorithm.
-    #[default]
     Tcp,
-    /// Constant bit rate, UDP-like: `rate_bps`, `payload_bytes`.
     Cbr,
-    /// Voice: `payload_bytes` every `interval_ns` (G.711: 160 B every 20 ms), optional talk spurts.
     Voip,
-    /// Web-like background: short TCP transfers arriving as a Poisson process (`arrival_rate` per
-    /// second) with Pareto sizes (`size_mean_bytes`, `size_shape`), each with `algorithm`.
     Web,
 }
 
 /// Which way a flow's data crosses a dumbbell.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
-    #[default]
     Forward,
     /// Data over the reverse bottleneck, ACKs over the forward one.
     Reverse,
 }
 
-/// A one-way delay: fixed, or drawn per flow from the run's seed.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(untagged)]
+/// Where a flow goes: a dumbbell flow's direction, or a parking-lot flow's hops (inclusive).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RouteSpec {
+    Dumbbell { direction: Direction },
+    ParkingLot { first_hop: usize, last_hop: usize },
+}
+
+/// A one-way access delay: fixed, or drawn per flow from the run's seed (uniform on [low, high]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DelaySpec {
-    Fixed(u64),
-    /// Uniform on [low, high] nanoseconds.
-    Uniform { uniform: [u64; 2] },
+    Fixed { delay_ns: u64 },
+    Uniform { low_ns: u64, high_ns: u64 },
 }
 
-impl Default for DelaySpec {
-    fn default() -> Self {
-        DelaySpec::Fixed(0)
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// One interval [start, stop) in which the application offers data.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FlowSpec {
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub kind: FlowKind,
-    /// Congestion-control algorithm (TCP flows only).
-    #[serde(default)]
-    pub algorithm: String,
-    #[serde(default)]
-    pub params: BTreeMap<String, serde_json::Value>,
-    #[serde(default)]
+pub struct Interval {
     pub start_ns: u64,
-    /// When the application stops offering new data; defaults to the end of the run.
-    #[serde(default)]
-    pub stop_ns: Option<u64>,
-    /// On/off schedule: the application is active in each [start, stop) interval (overrides
-    /// start/stop). A TCP flow keeps its connection state across the gaps.
-    #[serde(default)]
-    pub intervals_ns: Option<Vec<[u64; 2]>>,
-    /// A finite transfer of this many bytes (then the flow completion time is reported).
-    #[serde(default)]
-    pub bytes: Option<u64>,
-    #[serde(default)]
-    pub access_delay_ns: DelaySpec,
-    #[serde(default)]
-    pub direction: Direction,
-    /// Parking lot: the first and last hop the flow crosses (inclusive).
-    #[serde(default)]
-    pub path: Option<[usize; 2]>,
-    #[serde(default)]
-    pub tcp: TcpConfig,
-    /// Streams: bit rate (CBR).
-    #[serde(default)]
-    pub rate_bps: Option<u64>,
-    /// Streams: payload per packet (CBR default 1000 B, VoIP default 160 B).
-    #[serde(default)]
-    pub payload_bytes: Option<u64>,
-    /// Streams: IP + UDP (+ RTP) header bytes (CBR default 28 B, VoIP default 40 B).
-    #[serde(default)]
-    pub header_bytes: Option<u64>,
-    /// VoIP: packet interval (default 20 ms).
-    #[serde(default)]
-    pub interval_ns: Option<u64>,
-    /// VoIP: on/off talk spurts with exponential periods (Brady model).
-    #[serde(default)]
-    pub talk_spurts: bool,
-    #[serde(default)]
-    pub mean_on_ns: Option<u64>,
-    #[serde(default)]
-    pub mean_off_ns: Option<u64>,
-    /// Web: transfers started per second (Poisson).
-    #[serde(default)]
-    pub arrival_rate: Option<f64>,
-    /// Web: mean transfer size (Pareto).
-    #[serde(default)]
-    pub size_mean_bytes: Option<u64>,
-    /// Web: Pareto shape alpha (> 1; 1.2 is the classic heavy tail of web objects).
-    #[serde(default)]
-    pub size_shape: Option<f64>,
+    pub stop_ns: u64,
 }
 
-impl FlowSpec {
-    /// The active intervals [start, stop) of the application, clipped to the run.
-    pub fn active_intervals(&self, duration_ns: u64) -> Vec<(u64, u64)> {
-        match &self.intervals_ns {
-            Some(iv) => iv.iter().map(|[a, b]| (*a, (*b).min(duration_ns))).collect(),
-            None => vec![(self.start_ns, self.stop_ns.unwrap_or(duration_ns).min(duration_ns))],
+/// How much a TCP flow sends.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Transfer {
+    /// Bulk: always data to send while active.
+    Unlimited,
+    /// A finite transfer of `bytes` (then the flow completion time is reported).
+    Finite { bytes: u64 },
+}
+
+/// A VoIP source's packet pattern.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum VoicePattern {
+    /// A packet every interval while active.
+    Constant,
+    /// On/off talk spurts with exponential periods (Brady 1969).
+    TalkSpurts { mean_on_ns: u64, mean_off_ns: u64 },
+}
+
+/// One algorithm parameter value as the catalog types it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(untagged)]
+pub enum ParamSetting {
+    Bool(bool),
+    Number(f64),
+    Text(String),
+}
+
+impl From<&ParamSetting> for ccsim_cc::ParamValue {
+    fn from(v: &ParamSetting) -> Self {
+        match v {
+            ParamSetting::Bool(b) => ccsim_cc::ParamValue::Bool(*b),
+            ParamSetting::Number(x) => ccsim_cc::ParamValue::Number(*x),
+            ParamSetting::Text(s) => ccsim_cc::ParamValue::Text(s.clone()),
         }
     }
 }
 
-/// TCP machine settings of one flow. Defaults follow FreeBSD 9 (the CHD paper's testbed) except the
-/// minimum RTO, which follows Linux and ns-2 (200 ms); see `docs/choices.md`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+/// What a flow carries, each kind with exactly its own fields.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Traffic {
+    /// A TCP connection driven by a congestion-control algorithm.
+    Tcp {
+        algorithm: String,
+        /// The parameters the scenario sets; the algorithm's own defaults apply to the others (its
+        /// parameters can depend on each other, e.g. a preset and the values it implies).
+        params: BTreeMap<String, ParamSetting>,
+        tcp: TcpConfig,
+        transfer: Transfer,
+    },
+    /// Web-like background: short TCP transfers arriving as a Poisson process (`arrival_rate` per
+    /// second) with Pareto sizes (mean `size_mean_bytes`, shape `size_shape`), each with `algorithm`.
+    Web {
+        algorithm: String,
+        params: BTreeMap<String, ParamSetting>,
+        tcp: TcpConfig,
+        arrival_rate: f64,
+        size_mean_bytes: u64,
+        size_shape: f64,
+    },
+    /// Constant bit rate, UDP-like: `rate_bps` on the wire, `payload_bytes` + `header_bytes` a packet.
+    Cbr { rate_bps: u64, payload_bytes: u64, header_bytes: u64 },
+    /// Voice: `payload_bytes` (+ `header_bytes` of IP/UDP/RTP) every `interval_ns`.
+    Voip { payload_bytes: u64, header_bytes: u64, interval_ns: u64, pattern: VoicePattern },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub name: String,
+    /// Active intervals [start, stop): ordered, disjoint, inside the run. A TCP flow keeps its
+    /// connection state across the gaps.
+    pub intervals: Vec<Interval>,
+    pub access_delay: DelaySpec,
+    pub route: RouteSpec,
+    pub traffic: Traffic,
+}
+
+impl FlowSpec {
+    /// The active intervals [start, stop) of the application.
+    pub fn active_intervals(&self) -> Vec<(u64, u64)> {
+        self.intervals.iter().map(|iv| (iv.start_ns, iv.stop_ns)).collect()
+    }
+
+    pub fn kind(&self) -> FlowKind {
+        match self.traffic {
+            Traffic::Tcp { .. } => FlowKind::Tcp,
+            Traffic::Web { .. } => FlowKind::Web,
+            Traffic::Cbr { .. } => FlowKind::Cbr,
+            Traffic::Voip { .. } => FlowKind::Voip,
+        }
+    }
+
+    /// Algorithm, parameters and TCP settings of a TCP or web flow.
+    pub fn congestion_control(&self) -> Option<(&str, &BTreeMap<String, ParamSetting>, &TcpConfig)> {
+        match &self.traffic {
+            Traffic::Tcp { algorithm, params, tcp, .. } | Traffic::Web { algorithm, params, tcp, .. } => {
+                Some((algorithm.as_str(), params, tcp))
+            }
+            Traffic::Cbr { .. } | Traffic::Voip { .. } => None,
+        }
+    }
+
+    /// The transfer size of a finite TCP flow.
+    pub fn transfer_bytes(&self) -> Option<u64> {
+        match self.traffic {
+            Traffic::Tcp { transfer: Transfer::Finite { bytes }, .. } => Some(bytes),
+            _ => None,
+        }
+    }
+}
+
+/// TCP machine settings of one flow (the front end writes FreeBSD 9 values, the CHD paper's testbed,
+/// except the minimum RTO, which follows Linux and ns-2; see `docs/choices.md`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TcpConfig {
-    /// Payload bytes per segment (1448 = 1500 - 20 IP - 20 TCP - 12 timestamp option).
+    /// Payload bytes per segment.
     pub mss_bytes: u64,
     /// Header bytes on the wire per segment (IP + TCP + options); link occupancy counts wire bytes.
     pub header_bytes: u64,
@@ -246,8 +299,284 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
 }
 
-impl Default for TcpConfig {
-    fn default() -> Self {
+/// Plain seconds, milliseconds, microseconds or nanoseconds, for messages.
+fn fmt_ns(ns: u64) -> String {
+    for (unit, mult) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns >= mult && ns % (mult / 1000).max(1) == 0 {
+            let text = format!("{:.3}", ns as f64 / mult as f64);
+            return format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'));
+        }
+    }
+    format!("{ns}ns")
+}
+
+/// The JSON Schema of the resolved document (`docs/resolved-scenario.schema.json`), pretty-printed.
+pub fn resolved_schema_json() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    serde_json::to_string_pretty(&schema).expect("schema serialises") + "\n"
+}
+
+impl Scenario {
+    /// Parses a resolved document; a missing, unknown or mistyped field is a `SimError::Scenario`
+    /// naming its path (`flows[0].traffic.tcp.sack`).
+    pub fn from_json(text: &str) -> Result<Scenario, SimError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            // serde names a missing or unknown key in backticks: append it to the path.
+            let key = if inner.starts_with("missing field") || inner.starts_with("unknown field") {
+                inner.split('`').nth(1).map(|k| k.to_string())
+            } else {
+                None
+            };
+            let field = match (path.as_str(), key) {
+                (".", Some(k)) => k,
+                (".", None) => "scenario".to_string(),
+                (p, Some(k)) => format!("{p}.{k}"),
+                (p, None) => p.to_string(),
+            };
+            SimError::scenario(field, inner)
+        })?;
+        if scenario.ccsim_resolved != RESOLVED_FORMAT {
+            return Err(SimError::scenario(
+                "ccsim_resolved",
+                format!("format version {} is not the one this engine reads ({RESOLVED_FORMAT})", scenario.ccsim_resolved),
+            ));
+        }
+        Ok(scenario)
+    }
+
+    /// Checks every invariant the engine relies on (the single owner of these rules); the first
+    /// problem is returned, named by its path in the resolved document.
+    pub fn validate(&self) -> Result<(), SimError> {
+        fn err(field: impl Into<String>, reason: impl Into<String>) -> SimError {
+            SimError::scenario(field, reason)
+        }
+        let duration = self.duration_ns;
+        if self.ccsim_resolved != RESOLVED_FORMAT {
+            return Err(err("ccsim_resolved", format!("must be {RESOLVED_FORMAT}")));
+        }
+        if duration == 0 {
+            return Err(err("duration_ns", "must be > 0"));
+        }
+        if self.sample_interval_ns == 0 {
+            return Err(err("sample_interval_ns", "must be > 0"));
+        }
+        if self.sample_interval_ns > duration {
+            return Err(err(
+                "sample_interval_ns",
+                format!("{} is longer than the run ({})", fmt_ns(self.sample_interval_ns), fmt_ns(duration)),
+            ));
+        }
+        let (start, end) = (self.measure_start_ns, self.measure_end_ns);
+        if end <= start {
+            return Err(err("measure_end_ns", format!("end {} is not after start {}", fmt_ns(end), fmt_ns(start))));
+        }
+        if end > duration {
+            return Err(err("measure_end_ns", format!("end {} is after the end of the run ({})", fmt_ns(end), fmt_ns(duration))));
+        }
+        let hops = match &self.topology {
+            Topology::Dumbbell(d) => {
+                check_link("topology.bottleneck", &d.bottleneck)?;
+                check_link("topology.reverse", &d.reverse)?;
+                if d.access_rate_bps == 0 {
+                    return Err(err("topology.access_rate_bps", "must be > 0"));
+                }
+                None
+            }
+            Topology::ParkingLot(p) => {
+                if p.hops.is_empty() {
+                    return Err(err("topology.hops", "at least one hop is needed"));
+                }
+                for (k, h) in p.hops.iter().enumerate() {
+                    check_link(&format!("topology.hops[{k}]"), h)?;
+                }
+                if p.reverse_hops.len() != p.hops.len() {
+                    return Err(err("topology.reverse_hops", "needs one entry per forward hop"));
+                }
+                for (k, h) in p.reverse_hops.iter().enumerate() {
+                    check_link(&format!("topology.reverse_hops[{k}]"), h)?;
+                }
+                if p.access_rate_bps == 0 {
+                    return Err(err("topology.access_rate_bps", "must be > 0"));
+                }
+                Some(p.hops.len())
+            }
+        };
+        if self.flows.is_empty() {
+            return Err(err("flows", "at least one flow is needed"));
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let at = |k: &str| format!("flows[{i}].{k}");
+            if f.name.is_empty() {
+                return Err(err(at("name"), "must not be empty"));
+            }
+            if f.intervals.is_empty() {
+                return Err(err(at("intervals"), "needs at least one interval"));
+            }
+            let mut prev_stop = 0;
+            for (k, iv) in f.intervals.iter().enumerate() {
+                let iv_at = |key: &str| format!("flows[{i}].intervals[{k}].{key}");
+                if iv.start_ns >= duration {
+                    return Err(err(iv_at("start_ns"), format!("{} is at or after the end of the run ({})", fmt_ns(iv.start_ns), fmt_ns(duration))));
+                }
+                if iv.stop_ns <= iv.start_ns {
+                    return Err(err(iv_at("stop_ns"), format!("{} is not after start ({})", fmt_ns(iv.stop_ns), fmt_ns(iv.start_ns))));
+                }
+                if iv.stop_ns > duration {
+                    return Err(err(iv_at("stop_ns"), format!("{} is after the end of the run ({})", fmt_ns(iv.stop_ns), fmt_ns(duration))));
+                }
+                if k > 0 && iv.start_ns < prev_stop {
+                    return Err(err(iv_at("start_ns"), "intervals must be in order and must not overlap"));
+                }
+                prev_stop = iv.stop_ns;
+            }
+            if let DelaySpec::Uniform { low_ns, high_ns } = f.access_delay {
+                if high_ns < low_ns {
+                    return Err(err(at("access_delay"), "uniform range needs low <= high"));
+                }
+            }
+            match (hops, f.route) {
+                (Some(n), RouteSpec::ParkingLot { first_hop, last_hop }) => {
+                    if first_hop > last_hop || last_hop >= n {
+                        return Err(err(at("route"), format!("must be [first, last] with 0 <= first <= last < {n} hops")));
+                    }
+                }
+                (None, RouteSpec::Dumbbell { .. }) => {}
+                (None, RouteSpec::ParkingLot { .. }) => return Err(err(at("route"), "only a parking-lot topology has hops")),
+                (Some(_), RouteSpec::Dumbbell { .. }) => {
+                    return Err(err(at("route"), "a parking-lot flow needs its hops (direction is a dumbbell feature)"))
+                }
+            }
+            let tr = |k: &str| format!("flows[{i}].traffic.{k}");
+            match &f.traffic {
+                Traffic::Tcp { transfer, .. } => {
+                    if *transfer == (Transfer::Finite { bytes: 0 }) {
+                        return Err(err(tr("transfer.bytes"), "must be > 0"));
+                    }
+                }
+                Traffic::Web { arrival_rate, size_mean_bytes, size_shape, .. } => {
+                    if !(arrival_rate.is_finite() && *arrival_rate > 0.0) {
+                        return Err(err(tr("arrival_rate"), "web traffic needs an arrival rate > 0 per second"));
+                    }
+                    if *size_mean_bytes == 0 {
+                        return Err(err(tr("size_mean_bytes"), "web traffic needs a mean transfer size > 0"));
+                    }
+                    if !(size_shape.is_finite() && *size_shape > 1.0) {
+                        return Err(err(tr("size_shape"), "the Pareto shape must be > 1 (a finite mean)"));
+                    }
+                }
+                Traffic::Cbr { rate_bps, payload_bytes, .. } => {
+                    if *rate_bps == 0 {
+                        return Err(err(tr("rate_bps"), "must be > 0"));
+                    }
+                    if *payload_bytes == 0 {
+                        return Err(err(tr("payload_bytes"), "must be > 0"));
+                    }
+                }
+                Traffic::Voip { payload_bytes, interval_ns, pattern, .. } => {
+                    if *payload_bytes == 0 {
+                        return Err(err(tr("payload_bytes"), "must be > 0"));
+                    }
+                    if *interval_ns == 0 {
+                        return Err(err(tr("interval_ns"), "must be > 0"));
+                    }
+                    if let VoicePattern::TalkSpurts { mean_on_ns, mean_off_ns } = pattern {
+                        if *mean_on_ns == 0 {
+                            return Err(err(tr("pattern.mean_on_ns"), "must be > 0"));
+                        }
+                        if *mean_off_ns == 0 {
+                            return Err(err(tr("pattern.mean_off_ns"), "must be > 0"));
+                        }
+                    }
+                }
+            }
+            let Some((_, _, t)) = f.congestion_control() else { continue };
+            let tcp_at = |k: &str| format!("flows[{i}].traffic.tcp.{k}");
+            if t.mss_bytes == 0 || t.mss_bytes > 65_000 {
+                return Err(err(tcp_at("mss_bytes"), "must be in [1, 65000]"));
+            }
+            if t.initial_window_pkts == 0 {
+                return Err(err(tcp_at("initial_window_pkts"), "must be >= 1"));
+            }
+            if t.min_rto_ns == 0 {
+                return Err(err(tcp_at("min_rto_ns"), "must be > 0"));
+            }
+            if t.min_rto_ns > t.max_rto_ns {
+                return Err(err(tcp_at("max_rto_ns"), format!("{} is below min_rto ({})", fmt_ns(t.max_rto_ns), fmt_ns(t.min_rto_ns))));
+            }
+            if !(t.min_rto_ns <= t.initial_rto_ns && t.initial_rto_ns <= t.max_rto_ns) {
+                return Err(err(
+                    tcp_at("initial_rto_ns"),
+                    format!(
+                        "{} is outside [min_rto, max_rto] = [{}, {}]",
+                        fmt_ns(t.initial_rto_ns),
+                        fmt_ns(t.min_rto_ns),
+                        fmt_ns(t.max_rto_ns)
+                    ),
+                ));
+            }
+            if t.rwnd_bytes < t.mss_bytes {
+                return Err(err(tcp_at("rwnd_bytes"), format!("{}B is smaller than one segment ({}B)", t.rwnd_bytes, t.mss_bytes)));
+            }
+            if t.dupack_threshold == 0 {
+                return Err(err(tcp_at("dupack_threshold"), "must be >= 1"));
+            }
+            if t.delayed_ack && t.delayed_ack_timeout_ns == 0 {
+                return Err(err(tcp_at("delayed_ack_timeout_ns"), "must be > 0 when delayed ACKs are on"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_link(field: &str, l: &LinkSpec) -> Result<(), SimError> {
+    if l.rate_bps == 0 {
+        return Err(SimError::scenario(format!("{field}.rate_bps"), "must be > 0"));
+    }
+    if !(0.0..1.0).contains(&l.loss_rate) {
+        return Err(SimError::scenario(format!("{field}.loss_rate"), format!("{} would drop every packet: must be in [0, 1)", l.loss_rate)));
+    }
+    match l.queue {
+        QueueSpec::Droptail { limit } => {
+            if limit.value() == 0 {
+                return Err(SimError::scenario(format!("{field}.queue"), "must hold at least 1 packet"));
+            }
+        }
+        QueueSpec::Red { limit, min_th, max_th, max_p, w_q, mean_pkt_bytes, .. } => {
+            let q = |k: &str| format!("{field}.queue.{k}");
+            let limit = limit.value();
+            if limit == 0 {
+                return Err(SimError::scenario(q("limit"), "must hold at least 1 packet"));
+            }
+            if !(min_th.is_finite() && min_th > 0.0) {
+                return Err(SimError::scenario(q("min_th"), "must be > 0"));
+            }
+            if !(max_th.is_finite() && max_th > min_th) {
+                return Err(SimError::scenario(q("max_th"), format!("{max_th} must be above min_th ({min_th})")));
+            }
+            if max_th > limit as f64 {
+                return Err(SimError::scenario(q("max_th"), format!("{max_th} is above the limit ({limit})")));
+            }
+            if !(max_p > 0.0 && max_p <= 1.0) {
+                return Err(SimError::scenario(q("max_p"), "must be in (0, 1]"));
+            }
+            if !(w_q > 0.0 && w_q <= 1.0) {
+                return Err(SimError::scenario(q("w_q"), "must be in (0, 1]"));
+            }
+            if mean_pkt_bytes == 0 {
+                return Err(SimError::scenario(q("mean_pkt_bytes"), "must be > 0"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+impl TcpConfig {
+    /// A complete setting for unit tests (the defaults users get live in the front end).
+    pub fn for_tests() -> TcpConfig {
         TcpConfig {
             mss_bytes: 1448,
             header_bytes: 52,
@@ -264,227 +593,4 @@ impl Default for TcpConfig {
             limited_transmit: true,
         }
     }
-}
-
-impl Scenario {
-    pub fn from_json(text: &str) -> Result<Scenario, SimError> {
-        serde_json::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            // serde names the offending key in the message: keep it as the field.
-            let field = msg
-                .split('`')
-                .nth(1)
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "scenario".to_string());
-            SimError::scenario(field, msg)
-        })
-    }
-
-    pub fn measure_end_ns(&self) -> u64 {
-        self.measure_end_ns.unwrap_or(self.duration_ns)
-    }
-
-    /// Checks every value the engine relies on; the first problem is returned.
-    pub fn validate(&self) -> Result<(), SimError> {
-        fn err(field: impl Into<String>, reason: impl Into<String>) -> SimError {
-            SimError::scenario(field, reason)
-        }
-        if self.duration_ns == 0 {
-            return Err(err("duration_ns", "must be > 0"));
-        }
-        if self.sample_interval_ns == 0 {
-            return Err(err("sample_interval_ns", "must be > 0"));
-        }
-        if self.measure_start_ns >= self.measure_end_ns() || self.measure_end_ns() > self.duration_ns {
-            return Err(err("measure_end_ns", "summary window must satisfy 0 <= start < end <= duration"));
-        }
-        let hops = match &self.topology {
-            Topology::Dumbbell(d) => {
-                check_link("topology.bottleneck", &d.bottleneck)?;
-                if let Some(r) = &d.reverse {
-                    check_link("topology.reverse", r)?;
-                }
-                if d.access_rate_bps == 0 {
-                    return Err(err("topology.access_rate_bps", "must be > 0"));
-                }
-                None
-            }
-            Topology::ParkingLot(p) => {
-                if p.hops.is_empty() {
-                    return Err(err("topology.hops", "at least one hop is needed"));
-                }
-                for (k, h) in p.hops.iter().enumerate() {
-                    check_link(&format!("topology.hops[{k}]"), h)?;
-                }
-                if let Some(r) = &p.reverse_hops {
-                    if r.len() != p.hops.len() {
-                        return Err(err("topology.reverse_hops", "needs one entry per forward hop"));
-                    }
-                    for (k, h) in r.iter().enumerate() {
-                        check_link(&format!("topology.reverse_hops[{k}]"), h)?;
-                    }
-                }
-                if p.access_rate_bps == 0 {
-                    return Err(err("topology.access_rate_bps", "must be > 0"));
-                }
-                Some(p.hops.len())
-            }
-        };
-        if self.flows.is_empty() {
-            return Err(err("flows", "at least one flow is needed"));
-        }
-        for (i, f) in self.flows.iter().enumerate() {
-            let at = |k: &str| format!("flows[{i}].{k}");
-            if f.start_ns >= self.duration_ns {
-                return Err(err(at("start_ns"), format!("{} ns is at or after the end of the run ({} ns)", f.start_ns, self.duration_ns)));
-            }
-            if let Some(stop) = f.stop_ns {
-                if stop <= f.start_ns {
-                    return Err(err(at("stop_ns"), "must be after start"));
-                }
-            }
-            if let Some(iv) = &f.intervals_ns {
-                if iv.is_empty() {
-                    return Err(err(at("intervals_ns"), "needs at least one interval"));
-                }
-                let mut prev_end = 0;
-                for (k, [a, b]) in iv.iter().enumerate() {
-                    if b <= a || (k > 0 && *a < prev_end) {
-                        return Err(err(format!("flows[{i}].intervals_ns[{k}]"), "intervals must be non-empty, ordered and disjoint"));
-                    }
-                    if *a >= self.duration_ns {
-                        return Err(err(format!("flows[{i}].intervals_ns[{k}]"), "starts at or after the end of the run"));
-                    }
-                    prev_end = *b;
-                }
-            }
-            if let DelaySpec::Uniform { uniform: [lo, hi] } = f.access_delay_ns {
-                if hi < lo {
-                    return Err(err(at("access_delay_ns"), "uniform range needs low <= high"));
-                }
-            }
-            match (hops, f.path) {
-                (Some(n), Some([a, b])) => {
-                    if a > b || b >= n {
-                        return Err(err(at("path"), format!("must be [first, last] hops with first <= last < {n}")));
-                    }
-                }
-                (Some(_), None) => {}
-                (None, Some(_)) => return Err(err(at("path"), "only a parking-lot topology has hops")),
-                (None, None) => {}
-            }
-            if hops.is_some() && f.direction == Direction::Reverse {
-                return Err(err(at("direction"), "reverse flows are a dumbbell feature; give a parking-lot flow its path"));
-            }
-            match f.kind {
-                FlowKind::Tcp => {
-                    if f.algorithm.is_empty() {
-                        return Err(err(at("algorithm"), "a TCP flow needs an algorithm"));
-                    }
-                }
-                FlowKind::Web => {
-                    if f.algorithm.is_empty() {
-                        return Err(err(at("algorithm"), "web transfers need an algorithm"));
-                    }
-                    if !f.arrival_rate.is_some_and(|r| r.is_finite() && r > 0.0) {
-                        return Err(err(at("arrival_rate"), "web traffic needs an arrival rate > 0 per second"));
-                    }
-                    if f.size_mean_bytes.unwrap_or(0) == 0 {
-                        return Err(err(at("size_mean_bytes"), "web traffic needs a mean transfer size > 0"));
-                    }
-                    if !f.size_shape.map_or(true, |a| a.is_finite() && a > 1.0) {
-                        return Err(err(at("size_shape"), "the Pareto shape must be > 1 (finite mean)"));
-                    }
-                }
-                FlowKind::Cbr | FlowKind::Voip => {
-                    if !f.algorithm.is_empty() || !f.params.is_empty() {
-                        return Err(err(at("algorithm"), "streams have no congestion control"));
-                    }
-                    if f.kind == FlowKind::Cbr && f.rate_bps.unwrap_or(0) == 0 {
-                        return Err(err(at("rate_bps"), "a CBR flow needs a rate > 0"));
-                    }
-                    if f.payload_bytes == Some(0) || f.interval_ns == Some(0) {
-                        return Err(err(at("payload_bytes"), "payload and interval must be > 0"));
-                    }
-                    if f.talk_spurts && (f.mean_on_ns == Some(0) || f.mean_off_ns == Some(0)) {
-                        return Err(err(at("mean_on_ns"), "talk-spurt periods must be > 0"));
-                    }
-                }
-            }
-            if f.bytes == Some(0) {
-                return Err(err(at("bytes"), "must be > 0"));
-            }
-            let t = &f.tcp;
-            if t.mss_bytes == 0 || t.mss_bytes > 65_000 {
-                return Err(err(at("tcp.mss_bytes"), "must be in [1, 65000]"));
-            }
-            if t.initial_window_pkts == 0 {
-                return Err(err(at("tcp.initial_window_pkts"), "must be >= 1"));
-            }
-            if t.min_rto_ns == 0 || t.min_rto_ns > t.max_rto_ns {
-                return Err(err(at("tcp.min_rto_ns"), "must be > 0 and <= max_rto"));
-            }
-            if t.initial_rto_ns == 0 {
-                return Err(err(at("tcp.initial_rto_ns"), "must be > 0"));
-            }
-            if t.rwnd_bytes < t.mss_bytes {
-                return Err(err(at("tcp.rwnd_bytes"), "must hold at least one segment"));
-            }
-            if t.dupack_threshold == 0 {
-                return Err(err(at("tcp.dupack_threshold"), "must be >= 1"));
-            }
-            if t.delayed_ack && t.delayed_ack_timeout_ns == 0 {
-                return Err(err(at("tcp.delayed_ack_timeout_ns"), "must be > 0 when delayed ACKs are on"));
-            }
-        }
-        Ok(())
-    }
-}
-
-fn check_link(field: &str, l: &LinkSpec) -> Result<(), SimError> {
-    if l.rate_bps == 0 {
-        return Err(SimError::scenario(format!("{field}.rate_bps"), "must be > 0"));
-    }
-    if !(0.0..1.0).contains(&l.loss_rate) {
-        return Err(SimError::scenario(format!("{field}.loss_rate"), "must be in [0, 1)"));
-    }
-    match l.queue {
-        QueueSpec::Droptail { limit_pkts, limit_bytes } => {
-            if limit_pkts.is_none() && limit_bytes.is_none() {
-                return Err(SimError::scenario(format!("{field}.queue"), "needs a limit in packets or bytes"));
-            }
-            if limit_pkts == Some(0) || limit_bytes == Some(0) {
-                return Err(SimError::scenario(format!("{field}.queue"), "must hold at least one packet"));
-            }
-        }
-        QueueSpec::Red { limit_pkts, limit_bytes, min_th, max_th, max_p, w_q, mean_pkt_bytes, .. } => {
-            let q = |k: &str| format!("{field}.queue.{k}");
-            let limit = match (limit_pkts, limit_bytes) {
-                (Some(l), None) | (None, Some(l)) => l,
-                _ => return Err(SimError::scenario(q("limit_pkts"), "RED needs exactly one limit, in packets or in bytes")),
-            };
-            if limit == 0 {
-                return Err(SimError::scenario(q("limit_pkts"), "must hold at least one packet"));
-            }
-            if !(min_th.is_finite() && min_th > 0.0) {
-                return Err(SimError::scenario(q("min_th"), "must be > 0"));
-            }
-            if !(max_th.is_finite() && max_th > min_th) {
-                return Err(SimError::scenario(q("max_th"), "must be > min_th"));
-            }
-            if max_th > limit as f64 {
-                return Err(SimError::scenario(q("max_th"), format!("must be <= the limit ({limit})")));
-            }
-            if !(max_p > 0.0 && max_p <= 1.0) {
-                return Err(SimError::scenario(q("max_p"), "must be in (0, 1]"));
-            }
-            if !(w_q > 0.0 && w_q <= 1.0) {
-                return Err(SimError::scenario(q("w_q"), "must be in (0, 1]"));
-            }
-            if mean_pkt_bytes == 0 {
-                return Err(SimError::scenario(q("mean_pkt_bytes"), "must be > 0"));
-            }
-        }
-    }
-    Ok(())
 }

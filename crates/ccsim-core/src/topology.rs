@@ -9,7 +9,7 @@ use ccsim_cc::Rng;
 
 use crate::link::Link;
 use crate::queue::{self, DropTail};
-use crate::scenario::{DelaySpec, Direction, Dumbbell, LinkSpec, ParkingLot, QueueSpec, Scenario, Topology};
+use crate::scenario::{DelaySpec, Direction, Dumbbell, LinkSpec, ParkingLot, RouteSpec, Scenario, Topology};
 
 /// Stable random-stream ids, so adding a flow never changes another component's draws.
 pub mod streams {
@@ -47,9 +47,9 @@ pub fn access_delays(scenario: &Scenario, seed: u64) -> Vec<u64> {
         .flows
         .iter()
         .enumerate()
-        .map(|(i, f)| match f.access_delay_ns {
-            DelaySpec::Fixed(d) => d,
-            DelaySpec::Uniform { uniform: [lo, hi] } => {
+        .map(|(i, f)| match f.access_delay {
+            DelaySpec::Fixed { delay_ns } => delay_ns,
+            DelaySpec::Uniform { low_ns: lo, high_ns: hi } => {
                 let u = Rng::new(seed, streams::access_delay(i)).uniform();
                 lo + ((hi - lo) as f64 * u).round() as u64
             }
@@ -85,16 +85,6 @@ pub fn build(scenario: &Scenario, seed: u64, flow_names: &[String], access_delay
     }
 }
 
-/// The default reverse (ACK) direction of a link: same rate and delay, a large queue, no loss.
-fn uncongested_reverse(forward: &LinkSpec) -> LinkSpec {
-    LinkSpec {
-        rate_bps: forward.rate_bps,
-        delay_ns: forward.delay_ns,
-        queue: QueueSpec::Droptail { limit_pkts: Some(10_000), limit_bytes: None },
-        loss_rate: 0.0,
-    }
-}
-
 /// Adds the access link pair of flow `i` and returns (towards the network, towards the host).
 fn add_access(links: &mut Vec<Link>, i: usize, name: &str, rate_bps: u64, delay_ns: u64, seed: u64) -> (u32, u32) {
     let up = links.len() as u32;
@@ -108,15 +98,19 @@ fn add_access(links: &mut Vec<Link>, i: usize, name: &str, rate_bps: u64, delay_
 /// bottleneck, receivers right behind it; ACKs return over `reverse` and `reverse_access_i`. A
 /// reverse-direction flow sends its data over `reverse` and its ACKs over the bottleneck.
 fn dumbbell(d: &Dumbbell, scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
-    let reverse = d.reverse.clone().unwrap_or_else(|| uncongested_reverse(&d.bottleneck));
     let mut links = vec![
         link_from_spec("bottleneck", &d.bottleneck, Rng::new(seed, streams::BOTTLENECK)),
-        link_from_spec("reverse", &reverse, Rng::new(seed, streams::REVERSE)),
+        link_from_spec("reverse", &d.reverse, Rng::new(seed, streams::REVERSE)),
     ];
     let mut routes = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
         let (up, down) = add_access(&mut links, i, &flow_names[i], d.access_rate_bps, access_delays[i], seed);
-        routes.push(match f.direction {
+        // `validate` admits only dumbbell routes on a dumbbell.
+        let direction = match f.route {
+            RouteSpec::Dumbbell { direction } => direction,
+            RouteSpec::ParkingLot { .. } => Direction::Forward,
+        };
+        routes.push(match direction {
             Direction::Forward => Route { forward: vec![up, 0], reverse: vec![1, down] },
             Direction::Reverse => Route { forward: vec![1, down], reverse: vec![up, 0] },
         });
@@ -124,24 +118,24 @@ fn dumbbell(d: &Dumbbell, scenario: &Scenario, seed: u64, flow_names: &[String],
     Network { links, routes, bottleneck: 0 }
 }
 
-/// Hops `hop0 .. hopN-1` in series with uncongested reverse hops; flow i crosses hops
-/// path[0]..=path[1] (all hops by default). The run's "bottleneck" is the first hop.
+/// Hops `hop0 .. hopN-1` in series with their reverse hops; flow i crosses hops
+/// first_hop..=last_hop. The run's "bottleneck" is the first hop.
 fn parking_lot(p: &ParkingLot, scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
     let n = p.hops.len();
     let mut links = Vec::with_capacity(2 * n + 2 * scenario.flows.len());
     for (k, h) in p.hops.iter().enumerate() {
         links.push(link_from_spec(&format!("hop{k}"), h, Rng::new(seed, streams::hop(k))));
     }
-    for k in 0..n {
-        let spec = match &p.reverse_hops {
-            Some(r) => r[k].clone(),
-            None => uncongested_reverse(&p.hops[k]),
-        };
-        links.push(link_from_spec(&format!("reverse_hop{k}"), &spec, Rng::new(seed, streams::reverse_hop(k))));
+    for (k, spec) in p.reverse_hops.iter().enumerate() {
+        links.push(link_from_spec(&format!("reverse_hop{k}"), spec, Rng::new(seed, streams::reverse_hop(k))));
     }
     let mut routes = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
-        let [first, last] = f.path.unwrap_or([0, n - 1]);
+        // `validate` admits only hop ranges on a parking lot.
+        let (first, last) = match f.route {
+            RouteSpec::ParkingLot { first_hop, last_hop } => (first_hop, last_hop),
+            RouteSpec::Dumbbell { .. } => (0, n - 1),
+        };
         let (up, down) = add_access(&mut links, i, &flow_names[i], p.access_rate_bps, access_delays[i], seed);
         let mut forward = vec![up];
         forward.extend((first..=last).map(|k| k as u32));

@@ -106,7 +106,7 @@ fn reverse_flow_sends_its_data_over_the_reverse_bottleneck() {
     // The reverse bottleneck needs a real queue too: with the default 10 000 packets the forward
     // flow's ACKs would wait behind seconds of reverse data.
     let mut s = with_flows(dumbbell(10_000_000, 20 * MS, 84, 0.0, 10 * S), vec![flow("newreno", 0, 10 * S), r]);
-    s["topology"]["reverse"] = json!({"rate_bps": 10_000_000, "delay_ns": 20 * MS, "queue": {"kind": "droptail", "limit_pkts": 84}});
+    s["topology"]["reverse"] = json!({"rate_bps": 10_000_000, "delay_ns": 20 * MS, "queue": {"kind": "droptail", "limit": {"pkts": 84}}});
     let out = run(&s, 1);
     let util = |name: &str| {
         let ccsim_core::Column::Str(names) = out.link_summary.column("link").unwrap() else { panic!() };
@@ -155,7 +155,7 @@ fn random_access_delays_are_drawn_per_flow_from_the_seed() {
 
 #[test]
 fn parking_lot_long_flow_gets_less_than_the_one_hop_flows() {
-    let hop = json!({"rate_bps": 10_000_000, "delay_ns": 10 * MS, "queue": {"kind": "droptail", "limit_pkts": 50}});
+    let hop = json!({"rate_bps": 10_000_000, "delay_ns": 10 * MS, "queue": {"kind": "droptail", "limit": {"pkts": 50}}});
     let mut long = flow("newreno", 0, 60 * S);
     long["path"] = json!([0, 2]);
     let mut flows = vec![long];
@@ -182,13 +182,13 @@ fn parking_lot_long_flow_gets_less_than_the_one_hop_flows() {
 fn invalid_traffic_specs_name_the_field() {
     let bad = |f: serde_json::Value| {
         let s = with_flows(dumbbell(10_000_000, 20 * MS, 84, 0.0, 10 * S), vec![f]);
-        let scenario: ccsim_core::Scenario = serde_json::from_value(s).unwrap();
-        ccsim_core::Simulation::new(scenario, 1).err().map(|e| e.to_string()).unwrap_or_default()
+        ccsim_core::Simulation::new(scenario(&s), 1).err().map(|e| e.to_string()).unwrap_or_default()
     };
-    assert!(bad(json!({"kind": "cbr"})).starts_with("flows[0].rate_bps:"));
-    assert!(bad(json!({"kind": "voip", "algorithm": "newreno"})).starts_with("flows[0].algorithm:"));
-    assert!(bad(json!({"algorithm": "newreno", "intervals_ns": [[5, 3]]})).starts_with("flows[0].intervals_ns[0]:"));
-    assert!(bad(json!({"algorithm": "newreno", "path": [0, 1]})).starts_with("flows[0].path:"));
+    assert!(bad(json!({"kind": "cbr"})).starts_with("flows[0].traffic.rate_bps:"));
+    assert!(bad(json!({"kind": "voip", "payload_bytes": 0})).starts_with("flows[0].traffic.payload_bytes:"));
+    assert!(bad(json!({"algorithm": "newreno", "intervals_ns": [[5, 3]]})).starts_with("flows[0].intervals[0].stop_ns:"));
+    assert!(bad(json!({"algorithm": "newreno", "intervals_ns": [[5, 10], [7, 20]]})).starts_with("flows[0].intervals[1].start_ns:"));
+    assert!(bad(json!({"algorithm": "newreno", "path": [0, 1]})).starts_with("flows[0].route:"));
 }
 
 #[test]

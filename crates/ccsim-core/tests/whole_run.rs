@@ -28,8 +28,8 @@ fn same_seed_gives_identical_tables_and_different_seeds_differ() {
 #[test]
 fn conservation_check_catches_a_lost_packet() {
     let s = single(0.0, true);
-    let scenario: Scenario = serde_json::from_value(s).unwrap();
-    let mut sim = Simulation::new(scenario, 1).unwrap();
+    let built: Scenario = scenario(&s);
+    let mut sim = Simulation::new(built, 1).unwrap();
     sim.run_until(ccsim_core::Time::from_secs(5)).unwrap();
     assert!(sim.check_conservation().is_ok(), "balanced before tampering");
     assert!(sim.debug_lose_packet(), "a link held at least two packets");
@@ -67,7 +67,7 @@ fn utilisation_and_sawtooth_on_the_single_flow_path() {
 
 #[test]
 fn finite_transfer_reports_completion_time() {
-    let mut f = flow("newreno", 0, 60 * S);
+    let mut f = flow("newreno", 0, 10 * S);
     f["bytes"] = serde_json::json!(1_000_000);
     let out = run(&with_flows(dumbbell(10_000_000, 20 * MS, 84, 0.0, 10 * S), vec![f]), 1);
     let fct = out.flow_summary.f64("fct_s")[0];
@@ -80,12 +80,12 @@ fn finite_transfer_reports_completion_time() {
 fn bad_scenarios_name_the_field() {
     let mut s = single(0.0, true);
     s["topology"]["bottleneck"]["rate_bps"] = serde_json::json!(0);
-    let scenario: Scenario = serde_json::from_value(s).unwrap();
-    let e = Simulation::new(scenario, 1).err().unwrap();
+    let built: Scenario = scenario(&s);
+    let e = Simulation::new(built, 1).err().unwrap();
     assert_eq!(e.to_string(), "topology.bottleneck.rate_bps: must be > 0");
     let mut s = single(0.0, true);
     s["flows"][0]["params"] = serde_json::json!({"halve_from": "nothing"});
-    let scenario: Scenario = serde_json::from_value(s).unwrap();
-    let e = Simulation::new(scenario, 1).err().unwrap().to_string();
-    assert!(e.starts_with("flows[0].params.halve_from:"), "{e}");
+    let built: Scenario = scenario(&s);
+    let e = Simulation::new(built, 1).err().unwrap().to_string();
+    assert!(e.starts_with("flows[0].traffic.params.halve_from:"), "{e}");
 }

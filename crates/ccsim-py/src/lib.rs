@@ -99,7 +99,7 @@ impl Simulation {
             p.set_item("algorithm", algorithm)?;
             let values = PyDict::new(py);
             for (k, v) in used {
-                values.set_item(k, v)?;
+                values.set_item(k, param_value(py, v))?;
             }
             p.set_item("params", values)?;
             params.append(p)?;
@@ -149,10 +149,26 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
+/// Parses and checks a resolved scenario document (JSON) as the engine would before a run, including
+/// the algorithms' parameters; raises `ScenarioError` naming the field by its path in the document.
+#[pyfunction]
+fn validate_resolved(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
+    CoreSim::from_json(scenario_json, 0).map(drop).map_err(|e| py_error(py, e))
+}
+
+/// The JSON Schema of the resolved scenario document (`docs/resolved-scenario.schema.json`).
+#[pyfunction]
+fn resolved_schema() -> String {
+    ccsim_core::scenario::resolved_schema_json()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_resolved, m)?)?;
+    m.add_function(wrap_pyfunction!(resolved_schema, m)?)?;
+    m.add("RESOLVED_FORMAT", ccsim_core::scenario::RESOLVED_FORMAT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

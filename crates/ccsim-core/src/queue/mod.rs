@@ -19,8 +19,9 @@ use crate::scenario::QueueSpec;
 /// The discipline of `spec`; `Link::new` attaches it to the link's rate.
 pub fn build(spec: &QueueSpec) -> Box<dyn QueueDiscipline> {
     match *spec {
-        QueueSpec::Droptail { limit_pkts, limit_bytes } => Box::new(DropTail { limit_pkts, limit_bytes }),
-        QueueSpec::Red { limit_pkts, limit_bytes, min_th, max_th, max_p, w_q, gentle, wait, mean_pkt_bytes } => {
+        QueueSpec::Droptail { limit } => Box::new(DropTail { limit_pkts: limit.pkts(), limit_bytes: limit.bytes() }),
+        QueueSpec::Red { limit, min_th, max_th, max_p, w_q, gentle, wait, mean_pkt_bytes } => {
+            let (limit_pkts, limit_bytes) = (limit.pkts(), limit.bytes());
             Box::new(Red::new(RedParams { limit_pkts, limit_bytes, min_th, max_th, max_p, w_q, gentle, wait, mean_pkt_bytes }))
         }
     }

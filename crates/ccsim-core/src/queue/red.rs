@@ -422,22 +422,27 @@ mod tests {
         use crate::scenario::Scenario;
         let json = |queue: &str| {
             format!(
-                r#"{{"duration_ns": 1000000000, "topology": {{"kind": "dumbbell", "bottleneck": {{"rate_bps": 10000000,
-                "delay_ns": 20000000, "queue": {queue}}}}}, "flows": [{{"algorithm": "newreno"}}]}}"#
+                r#"{{"ccsim_resolved": 1, "duration_ns": 1000000000, "sample_interval_ns": 100000000, "measure_start_ns": 0,
+                "measure_end_ns": 1000000000, "topology": {{"kind": "dumbbell", "bottleneck": {{"rate_bps": 10000000,
+                "delay_ns": 20000000, "queue": {queue}, "loss_rate": 0.0}}, "reverse": {{"rate_bps": 10000000,
+                "delay_ns": 20000000, "queue": {{"kind": "droptail", "limit": {{"pkts": 100}}}}, "loss_rate": 0.0}},
+                "access_rate_bps": 1000000000}}, "flows": []}}"#
             )
         };
-        let good = r#"{"kind": "red", "limit_pkts": 33, "min_th": 6.6, "max_th": 26.4, "max_p": 0.1, "w_q": 0.002,
+        let good = r#"{"kind": "red", "limit": {"pkts": 33}, "min_th": 6.6, "max_th": 26.4, "max_p": 0.1, "w_q": 0.002,
                        "gentle": true, "wait": true, "mean_pkt_bytes": 500}"#;
         let s = Scenario::from_json(&json(good)).unwrap();
-        s.validate().unwrap();
+        // No flows: the queue is checked before the flows.
+        assert_eq!(s.validate().unwrap_err().to_string(), "flows: at least one flow is needed");
         let field = |q: &str| Scenario::from_json(&json(q)).unwrap().validate().unwrap_err().to_string();
+        assert!(!field(good).contains("queue"));
         for (from, to, key) in [
             ("\"min_th\": 6.6", "\"min_th\": 0.0", "min_th"),
             ("\"max_th\": 26.4", "\"max_th\": 6.0", "max_th"),
             ("\"max_th\": 26.4", "\"max_th\": 34.0", "max_th"),
             ("\"max_p\": 0.1", "\"max_p\": 1.5", "max_p"),
             ("\"w_q\": 0.002", "\"w_q\": 0.0", "w_q"),
-            ("\"limit_pkts\": 33", "\"limit_pkts\": 33, \"limit_bytes\": 5000", "limit_pkts"),
+            ("{\"pkts\": 33}", "{\"pkts\": 0}", "limit"),
             ("\"mean_pkt_bytes\": 500", "\"mean_pkt_bytes\": 0", "mean_pkt_bytes"),
         ] {
             let msg = field(&good.replace(from, to));

@@ -57,7 +57,7 @@ impl Simulation {
     pub fn new(scenario: Scenario, seed: u64) -> Result<Simulation, SimError> {
         scenario.validate()?;
         let names: Vec<String> =
-            scenario.flows.iter().enumerate().map(|(i, f)| f.name.clone().unwrap_or_else(|| format!("flow{i}"))).collect();
+            scenario.flows.iter().map(|f| f.name.clone()).collect();
         let access_delays = topology::access_delays(&scenario, seed);
         let network = topology::build(&scenario, seed, &names, &access_delays);
         let flows = (names.into_iter().zip(network.routes).enumerate())
@@ -67,7 +67,7 @@ impl Simulation {
         let recorder = Recorder::new(
             Duration::from_nanos(scenario.sample_interval_ns),
             Time(scenario.measure_start_ns),
-            Time(scenario.measure_end_ns()),
+            Time(scenario.measure_end_ns),
         );
         let mut sim = Simulation {
             scenario,

@@ -1,5 +1,7 @@
 //! What a run hands back.
 
+use ccsim_cc::ParamValue;
+
 use crate::table::Table;
 
 /// Counters of the event loop, reported with the results.
@@ -21,5 +23,5 @@ pub struct RunOutput {
     pub run_summary: Vec<(String, f64)>,
     pub stats: RunStats,
     /// Algorithm parameters actually used, per flow (defaults filled in).
-    pub params_used: Vec<(String, String, Vec<(String, String)>)>,
+    pub params_used: Vec<(String, String, Vec<(String, ParamValue)>)>,
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ccsim_cc::Time;
+use ccsim_cc::{ParamValue, Time};
 
 use crate::link::Link;
 use crate::scenario::{FlowKind, Scenario};
@@ -144,21 +144,23 @@ pub(crate) fn run_summary(flows: &FlowSummary, b: &Link, window_s: f64, stats: &
     ]
 }
 
-/// Parameters actually used, defaults filled in: once per scenario flow (a web generator's
-/// transfers share its parameters).
-pub(crate) fn params_used(scenario: &Scenario, flows: &[Flow]) -> Vec<(String, String, Vec<(String, String)>)> {
+/// Parameters actually used, typed, in the algorithm's catalog order (the algorithm's default for
+/// each one the scenario leaves out): once per scenario flow (a web generator's transfers share them).
+pub(crate) fn params_used(scenario: &Scenario, flows: &[Flow]) -> Vec<(String, String, Vec<(String, ParamValue)>)> {
     let mut params_used = Vec::new();
     for f in flows.iter().filter(|f| !f.id.background) {
         let spec = &scenario.flows[f.id.spec];
-        let info = ccsim_cc::catalog().into_iter().find(|a| a.name == spec.algorithm);
-        let mut used = Vec::new();
-        if let Some(info) = info {
-            for p in info.params {
-                let v = spec.params.get(p.name).map(|v| v.to_string()).unwrap_or_else(|| p.default.to_string());
-                used.push((p.name.to_string(), v));
-            }
-        }
-        params_used.push((f.id.name.clone(), spec.algorithm.clone(), used));
+        let Some((algorithm, params, _)) = spec.congestion_control() else {
+            params_used.push((f.id.name.clone(), String::new(), Vec::new()));
+            continue;
+        };
+        let info = ccsim_cc::catalog().into_iter().find(|a| a.name == algorithm);
+        let used = info
+            .map(|info| {
+                info.params.into_iter().map(|p| (p.name.to_string(), params.get(p.name).map_or(p.default, ParamValue::from))).collect()
+            })
+            .unwrap_or_default();
+        params_used.push((f.id.name.clone(), algorithm.to_string(), used));
     }
     params_used
 }

@@ -32,7 +32,7 @@ impl Simulation {
             }
             App::Web(g) => {
                 g.active = true;
-                let next = next_arrival(&self.scenario.flows[flow.id.spec], &mut g.rng, now);
+                let next = next_arrival(g.arrival_rate, &mut g.rng, now);
                 self.events.schedule(next, Event::WebArrival(f));
             }
         }
@@ -68,23 +68,23 @@ impl Simulation {
         }
         let generator = &mut self.flows[g as usize];
         let spec_index = generator.id.spec;
-        let spec = &self.scenario.flows[spec_index];
         let App::Web(web) = &mut generator.app else { unreachable!("web arrival event for a flow that is no web generator") };
         if !web.active {
             return Ok(());
         }
         let k = web.spawned;
         web.spawned += 1;
-        let size = transfer_size(spec, &mut web.rng);
-        let next = next_arrival(spec, &mut web.rng, now);
-        let cc = web.transfers.build(&spec.tcp, ccsim_cc::Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)))?;
+        let size = transfer_size(web.size_mean_bytes, web.size_shape, &mut web.rng);
+        let next = next_arrival(web.arrival_rate, &mut web.rng, now);
+        let cc = web.transfers.build(ccsim_cc::Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)))?;
+        let (algorithm, tcp) = (web.transfers.algorithm.clone(), web.transfers.tcp.clone());
         let id = self.flows.len() as u32;
         let generator = &self.flows[g as usize];
         let transfer = Flow::new(
-            Identity { name: format!("{}#{k}", generator.id.name), kind: FlowKind::Web, algorithm: spec.algorithm.clone(), spec: spec_index, background: true },
+            Identity { name: format!("{}#{k}", generator.id.name), kind: FlowKind::Web, algorithm, spec: spec_index, background: true },
             App::Tcp {
-                sender: Sender::new(id, &spec.tcp, cc, Some(size)),
-                receiver: Receiver::new(id, spec.tcp.delayed_ack, spec.tcp.mss_bytes),
+                sender: Sender::new(id, &tcp, cc, Some(size)),
+                receiver: Receiver::new(id, tcp.delayed_ack, tcp.mss_bytes),
             },
             Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },
             Schedule::new(vec![(now, self.end)], Some(size)),

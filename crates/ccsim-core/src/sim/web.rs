@@ -21,6 +21,10 @@ pub(crate) struct WebGenerator {
     pub rng: Rng,
     pub active: bool,
     pub spawned: u64,
+    /// Transfers started per second (Poisson), mean size and Pareto shape of their sizes.
+    pub arrival_rate: f64,
+    pub size_mean_bytes: u64,
+    pub size_shape: f64,
     pub transfers: TransferFactory,
 }
 
@@ -30,35 +34,38 @@ pub(crate) struct TransferFactory {
     field: String,
     pub(super) algorithm: String,
     params: ParamMap,
+    /// The transfers' TCP settings (the generator's).
+    pub(super) tcp: TcpConfig,
 }
 
 impl TransferFactory {
     /// Builds one controller for generator `i` of `spec` now, so that a bad algorithm or parameter
     /// is reported at construction, not at the first arrival.
     pub fn new(field: &str, i: usize, spec: &FlowSpec, seed: u64) -> Result<TransferFactory, SimError> {
-        let params = to_param_map(field, spec)?;
-        let init = Sender::cc_init(&spec.tcp, Rng::new(seed, topology::streams::flow_cc(i)));
-        ccsim_cc::build(&spec.algorithm, &params, &init).map_err(|e| SimError::from_cc(field, e))?;
-        Ok(TransferFactory { field: field.to_string(), algorithm: spec.algorithm.clone(), params })
+        let Some((algorithm, params, tcp)) = spec.congestion_control() else {
+            return Err(SimError::scenario(field, "web traffic needs an algorithm"));
+        };
+        let params = to_param_map(params);
+        let init = Sender::cc_init(tcp, Rng::new(seed, topology::streams::flow_cc(i)));
+        ccsim_cc::build(algorithm, &params, &init).map_err(|e| SimError::from_cc(field, e))?;
+        Ok(TransferFactory { field: field.to_string(), algorithm: algorithm.to_string(), params, tcp: tcp.clone() })
     }
 
     /// The controller of one transfer, with the transfer's own random stream.
-    pub fn build(&self, tcp: &TcpConfig, rng: Rng) -> Result<Cc, SimError> {
-        ccsim_cc::build(&self.algorithm, &self.params, &Sender::cc_init(tcp, rng)).map_err(|e| SimError::from_cc(&self.field, e))
+    pub fn build(&self, rng: Rng) -> Result<Cc, SimError> {
+        ccsim_cc::build(&self.algorithm, &self.params, &Sender::cc_init(&self.tcp, rng)).map_err(|e| SimError::from_cc(&self.field, e))
     }
 }
 
 /// Time of the next arrival after `now`: exponential gaps at `arrival_rate` per second.
-pub(crate) fn next_arrival(spec: &FlowSpec, rng: &mut Rng, now: Time) -> Time {
-    let rate = spec.arrival_rate.unwrap_or(1.0);
-    now + Duration::from_secs_f64(rng.exponential(1.0 / rate))
+pub(crate) fn next_arrival(arrival_rate: f64, rng: &mut Rng, now: Time) -> Time {
+    now + Duration::from_secs_f64(rng.exponential(1.0 / arrival_rate))
 }
 
 /// A transfer's size in bytes. Pareto sizes: x_m = mean (alpha - 1) / alpha, X = x_m U^(-1/alpha),
 /// capped at 1000 means.
-pub(crate) fn transfer_size(spec: &FlowSpec, rng: &mut Rng) -> u64 {
-    let mean = spec.size_mean_bytes.unwrap_or(50_000) as f64;
-    let alpha = spec.size_shape.unwrap_or(1.2);
+pub(crate) fn transfer_size(size_mean_bytes: u64, size_shape: f64, rng: &mut Rng) -> u64 {
+    let (mean, alpha) = (size_mean_bytes as f64, size_shape);
     let u = 1.0 - rng.uniform(); // (0, 1]
     ((mean * (alpha - 1.0) / alpha) * u.powf(-1.0 / alpha)).min(1000.0 * mean).ceil().max(1.0) as u64
 }

@@ -603,7 +603,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn cfg(sack: bool) -> TcpConfig {
-        TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack, ..TcpConfig::default() }
+        TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack, ..TcpConfig::for_tests() }
     }
 
     fn sender(sack: bool) -> (Sender, Vec<Packet>) {

@@ -1,0 +1,60 @@
+"""Type information for the Rust extension ``ccsim._core`` (crates/ccsim-py). Errors are raised as
+the named exceptions of :mod:`ccsim.errors` (``ScenarioError``, ``ConservationError``)."""
+
+from typing import Any, TypedDict
+
+__version__: str
+#: The version of the resolved scenario document this engine reads (``ccsim_resolved``).
+RESOLVED_FORMAT: int
+
+ParamValue = bool | float | str
+
+class ParamInfo(TypedDict):
+    name: str
+    unit: str
+    default: ParamValue
+    range: str
+    kind: str  # "number" | "integer" | "bool" | "choice"
+    doc: str
+
+class AlgorithmInfo(TypedDict):
+    name: str
+    summary: str
+    reference: str
+    params: list[ParamInfo]
+
+class ParamsUsed(TypedDict):
+    flow: str
+    algorithm: str
+    params: dict[str, ParamValue]
+
+class RunStats(TypedDict):
+    events: int
+    bottleneck_packets: int
+    finish_wall_s: float
+
+class FinishResult(TypedDict):
+    flows: dict[str, list[Any]]
+    streams: dict[str, list[Any]]
+    cc_metrics: dict[str, list[Any]]
+    links: dict[str, list[Any]]
+    flow_summary: dict[str, list[Any]]
+    link_summary: dict[str, list[Any]]
+    run_summary: dict[str, float]
+    stats: RunStats
+    params_used: list[ParamsUsed]
+
+class Simulation:
+    """A simulation built from a resolved scenario document (JSON, docs/resolved-scenario.md) and a seed."""
+
+    def __init__(self, scenario_json: str, seed: int) -> None: ...
+    @property
+    def now_ns(self) -> int: ...
+    @property
+    def duration_ns(self) -> int: ...
+    def run_until(self, t_ns: int) -> None: ...
+    def finish(self) -> FinishResult: ...
+
+def algorithms() -> list[AlgorithmInfo]: ...
+def validate_resolved(scenario_json: str) -> None: ...
+def resolved_schema() -> str: ...

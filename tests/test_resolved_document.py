@@ -1,0 +1,71 @@
+"""The resolved document: complete (no nulls) for every example, checked by the engine, its JSON
+Schema current, and printed by `ccsim validate --resolved`."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ccsim.cli import cli
+from ccsim.errors import ScenarioError
+from ccsim.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+SCENARIO_EXAMPLES = [p for p in EXAMPLES if "[[flows]]" in p.read_text()]
+
+
+def _nulls(node, path="$"):
+    if node is None:
+        yield path
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            yield from _nulls(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _nulls(v, f"{path}[{i}]")
+
+
+def test_validate_resolved_prints_complete_documents_the_engine_accepts():
+    core = pytest.importorskip("ccsim._core")
+    result = CliRunner().invoke(cli, ["validate", "--resolved", *map(str, SCENARIO_EXAMPLES)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == len(SCENARIO_EXAMPLES) >= 5
+    for line in lines:
+        doc = json.loads(line)
+        assert doc["ccsim_resolved"] == core.RESOLVED_FORMAT
+        assert list(_nulls(doc)) == []
+        assert "null" not in line
+        core.validate_resolved(line)  # the engine builds a run from the document alone
+        core.Simulation(line, 1)
+
+
+def test_the_engine_names_a_missing_field():
+    core = pytest.importorskip("ccsim._core")
+    doc = Scenario.from_toml(ROOT / "examples" / "single_flow.toml").resolve()
+    del doc["flows"][0]["intervals"]
+    with pytest.raises(ScenarioError) as e:
+        core.validate_resolved(json.dumps(doc))
+    assert e.value.field == "flows[0].intervals"
+    assert "missing field" in e.value.reason
+
+
+def test_engine_errors_name_the_user_s_key():
+    data = Scenario.from_toml(ROOT / "examples" / "single_flow.toml").model_dump(mode="json", by_alias=True, exclude_none=True)
+    data["flows"] = [{"algorithm": "newreno", "count": 2}, {"algorithm": "newreno", "count": 2, "active": [["1s", "5s"], ["4s", "9s"]]}]
+    pytest.importorskip("ccsim._core")
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(data)
+    assert e.value.field == "flows[1].active[1]"  # resolved flows[3].intervals[1]
+    assert "in order" in e.value.reason
+
+
+def test_checked_in_json_schema_is_current():
+    core = pytest.importorskip("ccsim._core")
+    on_disk = (ROOT / "docs" / "resolved-scenario.schema.json").read_text()
+    assert on_disk == core.resolved_schema(), (
+        "docs/resolved-scenario.schema.json is stale; regenerate with: "
+        "cargo run -q -p ccsim-core --example resolved_schema > docs/resolved-scenario.schema.json"
+    )
