@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from ccsim.outdir import LOCK_FILE, MARKER_FILE
 from ccsim.cli import cli
 from ccsim.errors import CcsimError, OutputExistsError, ScenarioError
 from ccsim.sweep import SweepPlan, load_sweep, run_sweep
@@ -303,7 +304,7 @@ def test_output_directory_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     out = tmp_path / "out"
     run_sweep(plan, out, jobs=1, progress=False)
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["plan.toml", "sweep.json", "parts", "flows.parquet", "links.parquet", "runs.parquet", "summary.parquet"])
+        [MARKER_FILE, LOCK_FILE, "plan.toml", "sweep.json", "parts", "flows.parquet", "links.parquet", "runs.parquet", "summary.parquet"])
     assert (out / "plan.toml").read_text() == plan_path.read_text()
     runner = CliRunner()
     exists = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(out)])

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ccsim.experiments import EXPERIMENT_FILE, Experiment, get
+from ccsim.outdir import record_files, tree_files
 from ccsim.report import write_report
 from ccsim.sweep import run_sweep
 
@@ -44,7 +45,10 @@ def reproduce(
     plan = experiment.plan(quick)
     sweep_result = run_sweep(plan, out, jobs=jobs, cluster=cluster, resume=resume, progress=progress, force=force)
     doc = {"name": experiment.name, "title": experiment.title, "source": experiment.source, "quick": bool(quick)}
+    before = set(tree_files(out))
     (out / EXPERIMENT_FILE).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     experiment.figures(sweep_result, out)
     write_report(out, experiment=experiment)
+    # what the figures and the report added is ccsim's too: a later --force may replace it
+    record_files(out, [EXPERIMENT_FILE, *sorted(set(tree_files(out)) - before)])
     return out

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,7 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim.errors import CcsimError, OutputExistsError
-from ccsim.result import json_safe
+from ccsim.files import read_json, read_text_limited
+from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
+from ccsim.result import json_safe, read_parquet
 from ccsim.sweep.plan import SweepPlan, SweepRun
 from ccsim.sweep_stats import describe
 
@@ -55,8 +56,9 @@ _PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statis
 
 def open_sweep_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> Path:
     """Makes ``out`` ready to run ``plan`` (fresh, resumed or replaced; see :func:`_prepare_dir`),
-    writes ``plan.toml`` and ``sweep.json`` and returns the parts directory."""
-    _prepare_dir(out, resume=resume, force=force)
+    writes ``plan.toml`` and ``sweep.json`` and returns the parts directory. The caller holds the
+    directory's writer lock (:func:`ccsim.outdir.writer_lock`)."""
+    _prepare_dir(plan, out, resume=resume, force=force)
     (out / PLAN_FILE).write_text(plan.text if plan.text is not None else plan.to_toml(), encoding="utf-8")
     _atomic_write_text(out / SWEEP_FILE, json.dumps(json_safe(plan.resolved()), indent=2) + "\n")
     parts = out / PARTS_DIR
@@ -65,27 +67,47 @@ def open_sweep_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> Pat
         stale.unlink(missing_ok=True)
     for name in TABLES:  # consolidated files describe a finished sweep; rewritten at the end
         (out / f"{name}.parquet").unlink(missing_ok=True)
+    record_files(out, [PLAN_FILE, SWEEP_FILE, *(f"{name}.parquet" for name in TABLES)])
     return parts
 
 
-def _prepare_dir(out: Path, resume: bool, force: bool) -> None:
-    if out.exists():
-        if not out.is_dir():
-            raise OutputExistsError(f"{out}: exists and is not a directory")
-        is_sweep = (out / SWEEP_FILE).is_file()
-        empty = not any(out.iterdir())
-        if empty:
-            return
-        if resume:
-            if not is_sweep:
-                raise OutputExistsError(f"{out}: exists and is not a sweep directory; cannot resume it")
-            return
-        if not force:
-            raise OutputExistsError(f"{out}: already exists (use --resume to continue it or --force to replace it)")
-        if not is_sweep:
-            raise OutputExistsError(f"{out}: exists and is not a sweep directory; refusing to replace it")
-        shutil.rmtree(out)
+def check_sweep_dir(out: Path, resume: bool, force: bool) -> None:
+    """Raises OutputExistsError unless ``out`` may be written: free, empty, resumable or replaceable."""
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a directory")
+    if not any(p.name != LOCK_FILE for p in out.iterdir()):
+        return
+    if resume:
+        if not (out / SWEEP_FILE).is_file():
+            raise OutputExistsError(f"{out}: exists and is not a sweep directory; cannot resume it")
+        return
+    if not force:
+        raise OutputExistsError(f"{out}: already exists (use --resume to continue it or --force to replace it)")
+    if not (out / SWEEP_FILE).is_file():
+        raise OutputExistsError(f"{out}: exists and is not a sweep directory; refusing to replace it")
+    check_replaceable(out, "ccsim sweep")
+
+
+def _prepare_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> None:
+    check_sweep_dir(out, resume, force)
+    if out.exists() and resume and (out / SWEEP_FILE).is_file():
+        recorded = _recorded_plan(out)
+        if recorded is not None and recorded != json.loads(json.dumps(json_safe(plan.to_dict()))):
+            raise OutputExistsError(f"{out}: holds a different sweep plan; resume it with the plan it was started with (its plan.toml) or use --force")
+    elif out.exists() and force:
+        remove_owned_files(out)
     out.mkdir(parents=True, exist_ok=True)
+
+
+def _recorded_plan(out: Path) -> Any:
+    """The plan document ``sweep.json`` records, or None when it records none (an older directory)."""
+    try:
+        meta = json.loads(read_text_limited(out / SWEEP_FILE))
+    except ValueError:
+        raise OutputExistsError(f"{out / SWEEP_FILE}: not valid JSON; cannot resume this directory") from None
+    return meta.get("plan") if isinstance(meta, dict) else None
 
 
 def part_done(path: Path, run: SweepRun) -> bool:
@@ -120,6 +142,7 @@ def write_part(parts: Path, run: SweepRun, output: dict[str, Any]) -> None:
     tmp = parts / f".{run.run_id}.{os.getpid()}.tmp"
     pq.write_table(table, tmp, **_PARQUET_OPTIONS)
     os.replace(tmp, final)
+    record_files(parts.parent, [f"{PARTS_DIR}/{final.name}"])
 
 
 def _read_part(path: Path) -> dict[str, Any] | None:
@@ -161,14 +184,19 @@ def load_sweep(directory: str | Path) -> SweepResult:
     meta_path = directory / SWEEP_FILE
     if not meta_path.is_file():
         raise CcsimError(f"{directory}: not a sweep directory (no {SWEEP_FILE})")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    plan = SweepPlan.from_dict(meta["plan"], source=meta.get("source"))
+    meta = read_json(meta_path)
+    if not isinstance(meta, dict) or not isinstance(meta.get("plan"), dict):
+        raise CcsimError(f"{meta_path}: not a sweep record (no plan table)")
+    try:  # a sweep.json is shared like a plan: its base may not name a file outside the directory
+        plan = SweepPlan.from_dict(meta["plan"], base_dir=directory, source=meta.get("source"), allow_outside_paths=False)
+    except RecursionError:
+        raise CcsimError(f"{meta_path}: plan: nested too deeply") from None
     tables = {}
     for name in TABLES:
         path = directory / f"{name}.parquet"
         if not path.is_file():
             raise CcsimError(f"{path}: missing (an unfinished sweep? run it again with --resume)")
-        tables[name] = pq.read_table(path)
+        tables[name] = read_parquet(path)
     return SweepResult(plan, directory, tables)
 
 
