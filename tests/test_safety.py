@@ -294,3 +294,16 @@ def test_allow_outside_paths_permits_a_base_elsewhere(tmp_path):
     plan = _scenario(plans, PLAN.replace('"base.toml"', '"../x.toml"').replace("[0.0, 0.01]", "[0.0]").replace("repetitions = 2", "repetitions = 1"), "plan.toml")
     result = CliRunner().invoke(cli, ["sweep", str(plan), "--out", str(tmp_path / "out"), "--allow-outside-paths", "--jobs", "1"])
     assert result.exit_code == 0, result.output
+
+
+def test_part_files_of_plans_differing_only_in_seed_do_not_collide(tmp_path):
+    from ccsim.sweep import SweepPlan
+    from ccsim.sweep.store import part_path
+
+    _scenario(tmp_path, name="base.toml")
+    a = SweepPlan.from_toml(_scenario(tmp_path, PLAN, "a.toml"))
+    b = SweepPlan.from_toml(_scenario(tmp_path, PLAN.replace("seed = 1", "seed = 2"), "b.toml"))
+    assert [r.run_id for r in a.runs()] == [r.run_id for r in b.runs()]  # the run ids name point and repetition
+    names_a = {part_path(tmp_path, r).name for r in a.runs()}
+    names_b = {part_path(tmp_path, r).name for r in b.runs()}
+    assert len(names_a) == 4 and not names_a & names_b

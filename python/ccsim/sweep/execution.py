@@ -24,7 +24,7 @@ from ccsim.runner import simulate
 from ccsim.scenario import Scenario
 from ccsim.sweep.plan import SweepPlan, SweepRun
 from ccsim.outdir import writer_lock
-from ccsim.sweep.store import SweepResult, check_sweep_dir, consolidate, open_sweep_dir, part_done, write_part
+from ccsim.sweep.store import SweepResult, check_sweep_dir, consolidate, open_sweep_dir, part_done, part_path, write_part
 
 __all__ = ["run_sweep", "execute_run", "die_with_parent", "DASK_CONNECT_TIMEOUT"]
 
@@ -116,7 +116,7 @@ def _run_locked(
 ) -> SweepResult:
     parts = open_sweep_dir(plan, out, resume=resume, force=force)
     all_runs = plan.runs()
-    todo = [r for r in all_runs if not part_done(parts / f"{r.run_id}.parquet", r)]
+    todo = [r for r in all_runs if not part_done(part_path(parts, r), r)]
     executed: list[str] = []
     failures: list[tuple[str, BaseException]] = []
 

@@ -4,7 +4,7 @@
 
     plan.toml      the plan as given
     sweep.json     the plan resolved: points, runs, seeds, ccsim version
-    parts/         <run_id>.parquet, one row per finished run (atomically: what ``resume`` looks at)
+    parts/         <run_id>-s<seed>.parquet, one row per finished run (atomically: what ``resume`` looks at)
     flows.parquet  links.parquet  runs.parquet  summary.parquet   (consolidated at the end)
 
 Rows are sorted by run id and hold no wall-clock values, so the files do not depend on execution
@@ -33,6 +33,7 @@ __all__ = [
     "load_sweep",
     "open_sweep_dir",
     "part_done",
+    "part_path",
     "write_part",
     "consolidate",
     "summarize",
@@ -110,6 +111,13 @@ def _recorded_plan(out: Path) -> Any:
     return meta.get("plan") if isinstance(meta, dict) else None
 
 
+def part_path(parts: Path, run: SweepRun) -> Path:
+    """The part file of ``run``. Its name holds everything that makes the run distinct: the run id
+    (point index, hash of the point's resolved scenario, repetition) and the seed, so two plans that
+    differ only in their seed never share a part file."""
+    return parts / f"{run.run_id}-s{run.seed}.parquet"
+
+
 def part_done(path: Path, run: SweepRun) -> bool:
     if not path.is_file():
         return False
@@ -138,8 +146,8 @@ def write_part(parts: Path, run: SweepRun, output: dict[str, Any]) -> None:
         "links": _nest(output["links"]),
         "run": _nest(run_table),
     })
-    final = parts / f"{run.run_id}.parquet"
-    tmp = parts / f".{run.run_id}.{os.getpid()}.tmp"
+    final = part_path(parts, run)
+    tmp = parts / f".{final.stem}.{os.getpid()}.tmp"
     pq.write_table(table, tmp, **_PARQUET_OPTIONS)
     os.replace(tmp, final)
     record_files(parts.parent, [f"{PARTS_DIR}/{final.name}"])
@@ -211,9 +219,9 @@ def consolidate(plan: SweepPlan, out: Path) -> dict[str, Any]:
     swept = swept_columns(plan)
     pieces: dict[str, list[Any]] = {"flows": [], "links": [], "runs": []}
     for run in runs:
-        part = _read_part(parts / f"{run.run_id}.parquet")
+        part = _read_part(part_path(parts, run))
         if part is None:
-            raise CcsimError(f"{parts / (run.run_id + '.parquet')}: missing or unreadable; rerun with --resume")
+            raise CcsimError(f"{part_path(parts, run)}: missing or unreadable; rerun with --resume")
         values = swept[run.point_id]
         for name, key in (("flows", "flows"), ("links", "links"), ("runs", "run")):
             table = part[key]
