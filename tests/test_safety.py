@@ -307,3 +307,16 @@ def test_part_files_of_plans_differing_only_in_seed_do_not_collide(tmp_path):
     names_a = {part_path(tmp_path, r).name for r in a.runs()}
     names_b = {part_path(tmp_path, r).name for r in b.runs()}
     assert len(names_a) == 4 and not names_a & names_b
+
+
+def test_run_force_into_a_directory_being_written_is_refused(tmp_path):
+    pytest.importorskip("ccsim._core")
+    scenario = _scenario(tmp_path)
+    out = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["run", str(scenario), "--out", str(out), "--no-plots"]).exit_code == 0
+    before = (out / "meta.json").read_bytes()
+    with writer_lock(out):
+        result = CliRunner().invoke(cli, ["run", str(scenario), "--out", str(out), "--no-plots", "--force", "--seed", "9"])
+        assert "locked" in _one_line_exit_2(result)
+    assert (out / "meta.json").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "short.toml"]  # no staging left

@@ -154,7 +154,7 @@ def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: 
     try:
         result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
     except KeyboardInterrupt:
-        click.echo(f"interrupted: finished runs are kept in {out}/parts; continue with --resume", err=True)
+        click.echo(f"interrupted: finished runs are kept in {safe_for_terminal(out)}/parts; continue with --resume", err=True)
         sys.exit(130)
     console = Console()
     print_sweep_summary(result, console)
@@ -217,10 +217,10 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
     try:
         written = reproduce_experiment(experiment, out, jobs=jobs, cluster=cluster, quick=quick, force=force, resume=resume, progress=True)
     except KeyboardInterrupt:
-        click.echo(f"interrupted: finished runs are kept in {out}/parts; continue with --resume", err=True)
+        click.echo(f"interrupted: finished runs are kept in {safe_for_terminal(out)}/parts; continue with --resume", err=True)
         sys.exit(130)
-    click.echo(f"wrote {written}")
-    click.echo(f"report: {written / 'report.html'}")
+    click.echo(f"wrote {safe_for_terminal(written)}")
+    click.echo(f"report: {safe_for_terminal(written / 'report.html')}")
 
 
 # --- end report and reproduce ----------------------------------------------------------------------

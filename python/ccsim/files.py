@@ -18,9 +18,11 @@ from typing import Any
 
 from ccsim.errors import CcsimError, ScenarioError
 
-__all__ = ["MAX_TEXT_BYTES", "read_text_limited", "read_toml_text", "read_json", "inside"]
+__all__ = ["MAX_TEXT_BYTES", "MAX_RECORD_BYTES", "read_text_limited", "read_toml_text", "read_json", "inside"]
 
-MAX_TEXT_BYTES = 10 * 1024 * 1024  # 10 MiB: a large scenario is a few kB, a sweep.json of 10^4 runs ~2 MB
+MAX_TEXT_BYTES = 10 * 1024 * 1024  # 10 MiB for files people write: a large scenario or plan is a few kB
+# 64 MiB for the JSON records ccsim writes (meta.json, sweep.json): sweep.json grows by ~100 B per run
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
 def read_text_limited(path: str | Path, limit: int = MAX_TEXT_BYTES) -> str:
@@ -79,9 +81,9 @@ def check_toml_depth(text: str, source: str) -> None:
         pass
 
 
-def read_json(path: str | Path) -> Any:
+def read_json(path: str | Path, limit: int = MAX_RECORD_BYTES) -> Any:
     """The parsed JSON file ``path``; invalid JSON is one line."""
-    text = read_text_limited(path)
+    text = read_text_limited(path, limit)
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as e:

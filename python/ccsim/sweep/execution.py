@@ -95,7 +95,7 @@ def _run_sweep(
     force: bool,
     on_run: Callable[[str], None] | None,
 ) -> SweepResult:
-    check_sweep_dir(out, resume=resume, force=force)  # before creating anything
+    check_sweep_dir(out, resume=resume, force=force, plan=plan)  # before creating anything
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:  # --out /proc/x, a read-only or full file system

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim.errors import CcsimError, OutputExistsError
-from ccsim.files import read_json, read_text_limited
+from ccsim.files import read_json
 from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
 from ccsim.result import json_safe, read_parquet
 from ccsim.sweep.plan import SweepPlan, SweepRun
@@ -72,8 +72,9 @@ def open_sweep_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> Pat
     return parts
 
 
-def check_sweep_dir(out: Path, resume: bool, force: bool) -> None:
-    """Raises OutputExistsError unless ``out`` may be written: free, empty, resumable or replaceable."""
+def check_sweep_dir(out: Path, resume: bool, force: bool, plan: SweepPlan | None = None) -> None:
+    """Raises OutputExistsError unless ``out`` may be written: free, empty, resumable (with ``plan``,
+    when given) or replaceable."""
     if not out.exists() and not out.is_symlink():
         return
     if out.is_symlink() or not out.is_dir():
@@ -83,6 +84,8 @@ def check_sweep_dir(out: Path, resume: bool, force: bool) -> None:
     if resume:
         if not (out / SWEEP_FILE).is_file():
             raise OutputExistsError(f"{out}: exists and is not a sweep directory; cannot resume it")
+        if plan is not None:
+            _check_same_plan(plan, out)
         return
     if not force:
         raise OutputExistsError(f"{out}: already exists (use --resume to continue it or --force to replace it)")
@@ -92,23 +95,23 @@ def check_sweep_dir(out: Path, resume: bool, force: bool) -> None:
 
 
 def _prepare_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> None:
-    check_sweep_dir(out, resume, force)
-    if out.exists() and resume and (out / SWEEP_FILE).is_file():
-        recorded = _recorded_plan(out)
-        if recorded is not None and recorded != json.loads(json.dumps(json_safe(plan.to_dict()))):
-            raise OutputExistsError(f"{out}: holds a different sweep plan; resume it with the plan it was started with (its plan.toml) or use --force")
-    elif out.exists() and force:
+    check_sweep_dir(out, resume, force, plan)  # again, now under the lock
+    if out.exists() and force and not resume:
         remove_owned_files(out)
     out.mkdir(parents=True, exist_ok=True)
 
 
+def _check_same_plan(plan: SweepPlan, out: Path) -> None:
+    if _recorded_plan(out) != json.loads(json.dumps(json_safe(plan.to_dict()))):
+        raise OutputExistsError(f"{out}: holds a different sweep plan; resume it with the plan it was started with (its plan.toml) or use --force")
+
+
 def _recorded_plan(out: Path) -> Any:
-    """The plan document ``sweep.json`` records, or None when it records none (an older directory)."""
-    try:
-        meta = json.loads(read_text_limited(out / SWEEP_FILE))
-    except ValueError:
-        raise OutputExistsError(f"{out / SWEEP_FILE}: not valid JSON; cannot resume this directory") from None
-    return meta.get("plan") if isinstance(meta, dict) else None
+    """The plan document ``sweep.json`` records (every sweep.json ccsim writes has one)."""
+    meta = read_json(out / SWEEP_FILE)
+    if not isinstance(meta, dict) or not isinstance(meta.get("plan"), dict):
+        raise OutputExistsError(f"{out / SWEEP_FILE}: not a sweep record (no plan table); cannot resume this directory")
+    return meta["plan"]
 
 
 def part_path(parts: Path, run: SweepRun) -> Path:
