@@ -320,3 +320,15 @@ def test_run_force_into_a_directory_being_written_is_refused(tmp_path):
         assert "locked" in _one_line_exit_2(result)
     assert (out / "meta.json").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "short.toml"]  # no staging left
+
+
+def test_report_and_plot_are_recorded_once_in_the_marker(tmp_path):
+    pytest.importorskip("ccsim._core")
+    out = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["run", str(_scenario(tmp_path)), "--out", str(out), "--no-plots"]).exit_code == 0
+    for _ in range(2):
+        assert CliRunner().invoke(cli, ["report", str(out)]).exit_code == 0
+        assert CliRunner().invoke(cli, ["plot", str(out)]).exit_code == 0
+    listed = [line for line in (out / MARKER_FILE).read_text().splitlines() if not line.startswith("#")]
+    assert listed.count("report.html") == 1 and listed.count("cwnd.png") == 1
+    assert sorted(listed) == sorted(p.name for p in out.iterdir() if not p.name.startswith("."))

@@ -93,7 +93,7 @@ def plot(directory: Path) -> None:
 
     written = write_default_plots(Result.load(directory), directory)
     if is_owned(directory):
-        record_files(directory, [Path(p).name for p in written])
+        record_files(directory, [Path(p).name for p in written], skip_known=True)
     for path in written:
         click.echo(safe_for_terminal(path))
 

@@ -78,9 +78,16 @@ def write_marker(directory: Path, files: Iterable[str]) -> None:
     os.replace(tmp, directory / MARKER_FILE)
 
 
-def record_files(directory: Path, files: Iterable[str]) -> None:
-    """Adds ``files`` (relative paths) to the marker; starts one if there is none."""
+def record_files(directory: Path, files: Iterable[str], *, skip_known: bool = False) -> None:
+    """Adds ``files`` (relative paths) to the marker; starts one if there is none. ``skip_known``
+    leaves out names already listed (a report or plot rewritten again and again); a sweep's new part
+    files do not need the check, which reads the whole marker."""
     names = [str(name) for name in files]
+    if skip_known and is_owned(directory):
+        known = set(owned_files(directory))
+        names = [name for name in names if name not in known]
+        if not names:
+            return
     if not is_owned(directory):
         write_marker(directory, names)
         return

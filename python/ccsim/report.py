@@ -88,7 +88,7 @@ def write_report(directory: str | Path, experiment: str | Experiment | None = No
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, path)
     if is_owned(directory):
-        record_files(directory, [REPORT_FILE])
+        record_files(directory, [REPORT_FILE], skip_known=True)
     return path
 
 

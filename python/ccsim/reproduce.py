@@ -50,5 +50,5 @@ def reproduce(
     experiment.figures(sweep_result, out)
     write_report(out, experiment=experiment)
     # what the figures and the report added is ccsim's too: a later --force may replace it
-    record_files(out, [EXPERIMENT_FILE, *sorted(set(tree_files(out)) - before)])
+    record_files(out, [EXPERIMENT_FILE, *sorted(set(tree_files(out)) - before)], skip_known=True)
     return out

@@ -68,7 +68,7 @@ def open_sweep_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> Pat
         stale.unlink(missing_ok=True)
     for name in TABLES:  # consolidated files describe a finished sweep; rewritten at the end
         (out / f"{name}.parquet").unlink(missing_ok=True)
-    record_files(out, [PLAN_FILE, SWEEP_FILE, *(f"{name}.parquet" for name in TABLES)])
+    record_files(out, [PLAN_FILE, SWEEP_FILE, *(f"{name}.parquet" for name in TABLES)], skip_known=True)
     return parts
 
 
