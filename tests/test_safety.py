@@ -3,11 +3,13 @@ escapes, unbounded reads, one-line errors."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ from click.testing import CliRunner
 
 from ccsim.cli import cli
 from ccsim.files import MAX_TEXT_BYTES, read_text_limited
-from ccsim.outdir import MARKER_FILE, owned_files, writer_lock
+from ccsim.errors import OutputExistsError
+from ccsim.outdir import LOCK_FILE, MARKER_FILE, owned_files, writer_lock
 from ccsim.text import safe_for_terminal
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -133,13 +136,47 @@ def test_sweep_force_keeps_user_files(tmp_path):
 # --- 2. one writer per directory ---------------------------------------------------------------------
 
 
+@contextmanager
+def _locked_elsewhere(directory: Path):
+    """The lock as another ccsim process holds it (a flock on its own open file of .ccsim-lock)."""
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+    finally:
+        os.close(fd)
+
+
+def test_writer_lock_is_reentrant_in_one_process_only(tmp_path):
+    with writer_lock(tmp_path):
+        with writer_lock(tmp_path):  # reproduce holds it around the sweep, which takes it again
+            pass
+        with pytest.raises(BlockingIOError):  # another process cannot take it meanwhile
+            with _locked_elsewhere(tmp_path):
+                pass
+    with _locked_elsewhere(tmp_path):
+        with pytest.raises(OutputExistsError, match="another ccsim process"):
+            with writer_lock(tmp_path):
+                pass
+
+
+def test_reproduce_into_a_locked_directory_is_refused(tmp_path):
+    pytest.importorskip("ccsim._core")
+    out = tmp_path / "chd"
+    out.mkdir()
+    with _locked_elsewhere(out):
+        result = CliRunner().invoke(cli, ["reproduce", "chd_loss_sweep", "--quick", "--out", str(out), "--jobs", "1"])
+        assert "another ccsim process is writing" in _one_line_exit_2(result)
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_FILE]
+
+
 def test_a_second_writer_is_refused(tmp_path):
     pytest.importorskip("ccsim._core")
     _scenario(tmp_path, name="base.toml")
     plan = _scenario(tmp_path, PLAN, "plan.toml")
     out = tmp_path / "sweep"
     out.mkdir()
-    with writer_lock(out):  # stands for a sweep still running in another process
+    with _locked_elsewhere(out):
         result = CliRunner().invoke(cli, ["sweep", str(plan), "--out", str(out), "--resume", "--jobs", "1"])
         assert "another ccsim process is writing" in _one_line_exit_2(result)
     assert not (out / "parts").exists()
@@ -315,7 +352,7 @@ def test_run_force_into_a_directory_being_written_is_refused(tmp_path):
     out = tmp_path / "run"
     assert CliRunner().invoke(cli, ["run", str(scenario), "--out", str(out), "--no-plots"]).exit_code == 0
     before = (out / "meta.json").read_bytes()
-    with writer_lock(out):
+    with _locked_elsewhere(out):
         result = CliRunner().invoke(cli, ["run", str(scenario), "--out", str(out), "--no-plots", "--force", "--seed", "9"])
         assert "locked" in _one_line_exit_2(result)
     assert (out / "meta.json").read_bytes() == before

@@ -145,9 +145,22 @@ def remove_owned_files(out: Path) -> None:
     (out / MARKER_FILE).unlink(missing_ok=True)
 
 
+_held: dict[str, int] = {}  # directory (real path) -> depth of writer_lock calls in this process
+
+
 @contextmanager
 def writer_lock(directory: Path) -> Iterator[None]:
-    """Holds an exclusive lock on ``directory`` (``.ccsim-lock``); a second writer gets one line."""
+    """Holds an exclusive lock on ``directory`` (``.ccsim-lock``); a second writer gets one line.
+    Re-entrant within one process (``reproduce`` holds it around the sweep, which takes it too):
+    flock would otherwise refuse the second open file of the same process."""
+    key = os.path.realpath(directory)
+    if _held.get(key):
+        _held[key] += 1
+        try:
+            yield
+        finally:
+            _held[key] -= 1
+        return
     path = directory / LOCK_FILE
     try:  # O_NOFOLLOW: a planted symlink must not make ccsim create or lock a file elsewhere
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -160,9 +173,11 @@ def writer_lock(directory: Path) -> Iterator[None]:
             if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise OutputExistsError(f"{directory}: another ccsim process is writing into it (locked); wait for it to finish") from None
             raise
+        _held[key] = 1
         try:
             yield
         finally:
+            del _held[key]
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
