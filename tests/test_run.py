@@ -14,6 +14,7 @@ from click.testing import CliRunner
 import ccsim
 from ccsim.cli import cli
 from ccsim.errors import OutputExistsError
+from ccsim.outdir import MARKER_FILE
 from ccsim.result import Result
 from ccsim.scenario import Scenario
 
@@ -61,7 +62,7 @@ def handmade_result() -> Result:
 def test_save_and_load_round_trip(tmp_path):
     result = handmade_result()
     out = result.save(tmp_path / "run")
-    assert sorted(p.name for p in out.iterdir()) == sorted(["meta.json", *(f"{t}.parquet" for t in PARQUETS), *PLOTS])
+    assert sorted(p.name for p in out.iterdir()) == sorted([MARKER_FILE, "meta.json", *(f"{t}.parquet" for t in PARQUETS), *PLOTS])
     loaded = Result.load(out)
     for table in PARQUETS:
         assert getattr(loaded, table).equals(getattr(result, table)), table
@@ -85,9 +86,13 @@ def test_save_refuses_an_existing_directory_unless_forced(tmp_path):
     out = result.save(tmp_path / "run", plots=False)
     with pytest.raises(OutputExistsError):
         result.save(out)
-    (out / "stale.txt").write_text("from an older run")
+    (out / "notes.txt").write_text("the user's, not ccsim's")
+    (out / "cwnd.png").write_text("not written by ccsim")  # plots=False above: not in the marker
+    with pytest.raises(OutputExistsError, match="cwnd.png: exists and was not written by ccsim"):
+        result.save(out, force=True, plots=True)
+    (out / "cwnd.png").unlink()
     result.save(out, force=True, plots=False)
-    assert not (out / "stale.txt").exists()
+    assert (out / "notes.txt").read_text() == "the user's, not ccsim's"  # --force keeps what ccsim did not write
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
@@ -162,7 +167,7 @@ def test_cli_run_writes_directory_and_summary(core, tmp_path):
     result = CliRunner().invoke(cli, ["run", str(scenario), "--out", str(out), "--seed", "5"])
     assert result.exit_code == 0, result.output
     assert "flow0" in result.stdout and "Jain index" in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == sorted(["meta.json", *(f"{t}.parquet" for t in PARQUETS), *PLOTS])
+    assert sorted(p.name for p in out.iterdir()) == sorted([MARKER_FILE, "meta.json", *(f"{t}.parquet" for t in PARQUETS), *PLOTS])
     assert json.loads((out / "meta.json").read_text())["seed"] == 5
     # exists -> refused; --force -> replaced
     again = CliRunner().invoke(cli, ["run", str(scenario), "--out", str(out)])

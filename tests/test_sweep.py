@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from ccsim.outdir import LOCK_FILE, MARKER_FILE
+from ccsim.sweep.store import part_path
 from ccsim.cli import cli
 from ccsim.errors import CcsimError, OutputExistsError, ScenarioError
 from ccsim.sweep import SweepPlan, load_sweep, run_sweep
@@ -272,7 +274,7 @@ def test_resume_after_interruption_runs_only_the_missing_runs(tmp_path: Path) ->
     with pytest.raises(KeyboardInterrupt):
         run_sweep(plan, out, jobs=1, progress=False, on_run=stop_after_seven)
     parts = sorted(p.stem for p in (out / "parts").glob("*.parquet"))
-    assert parts == done and not (out / "flows.parquet").exists()
+    assert parts == [f"{run_id}-s{plan.seed_for(int(run_id[-2:]))}" for run_id in done] and not (out / "flows.parquet").exists()
 
     with pytest.raises(OutputExistsError):
         run_sweep(plan, out, jobs=1, progress=False)  # neither resume nor force
@@ -282,15 +284,15 @@ def test_resume_after_interruption_runs_only_the_missing_runs(tmp_path: Path) ->
     assert reference.summary.equals(resumed.summary)
 
     # Lose three parts (and the consolidated files): the CLI's --resume reruns exactly those.
-    lost = [plan.runs()[i].run_id for i in (0, 12, 24)]
-    for run_id in lost:
-        (out / "parts" / f"{run_id}.parquet").unlink()
+    lost = [plan.runs()[i] for i in (0, 12, 24)]
+    for run in lost:
+        part_path(out / "parts", run).unlink()
     kept = {p.name: p.stat().st_mtime_ns for p in (out / "parts").glob("*.parquet")}
     result = CliRunner().invoke(cli, ["sweep", str(tmp_path / "plan.toml"), "--out", str(out), "--resume", "--jobs", "2"])
     assert result.exit_code == 0, result.output + str(result.exception)
     assert "3 runs executed" in result.output
     assert {p.name: p.stat().st_mtime_ns for p in (out / "parts").glob("*.parquet") if p.name in kept} == kept
-    assert sorted(p.stem for p in (out / "parts").glob("*.parquet")) == sorted(r.run_id for r in plan.runs())
+    assert sorted(p.name for p in (out / "parts").glob("*.parquet")) == sorted(part_path(out / "parts", r).name for r in plan.runs())
     _same_tables(tmp_path / "reference", out)
 
     # Nothing missing: a resume runs nothing.
@@ -303,7 +305,7 @@ def test_output_directory_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     out = tmp_path / "out"
     run_sweep(plan, out, jobs=1, progress=False)
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["plan.toml", "sweep.json", "parts", "flows.parquet", "links.parquet", "runs.parquet", "summary.parquet"])
+        [MARKER_FILE, LOCK_FILE, "plan.toml", "sweep.json", "parts", "flows.parquet", "links.parquet", "runs.parquet", "summary.parquet"])
     assert (out / "plan.toml").read_text() == plan_path.read_text()
     runner = CliRunner()
     exists = runner.invoke(cli, ["sweep", str(plan_path), "--out", str(out)])

@@ -20,12 +20,15 @@ from typing import Any, Callable
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ccsim._version import __version__
 from ccsim.engine import algorithms, build_simulation
 from ccsim.errors import CcsimError
 from ccsim.scenario import Scenario, known_algorithms
+from ccsim.outdir import is_owned, record_files
+from ccsim.text import safe_for_terminal
 from ccsim.units import format_time
 
 __all__ = ["cli", "main"]
@@ -41,7 +44,11 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return command(*args, **kwargs)
         except CcsimError as e:
-            click.echo(f"error: {e}", err=True)
+            click.echo(f"error: {safe_for_terminal(e, limit=1000)}", err=True)
+            sys.exit(EXIT_USER_ERROR)
+        except OSError as e:  # the file system refused (--out /proc/x, a full disk): the user's to fix
+            where = f"{e.filename}: " if e.filename else ""
+            click.echo(f"error: {safe_for_terminal(where, limit=500)}{e.strerror or e.__class__.__name__}", err=True)
             sys.exit(EXIT_USER_ERROR)
 
     return wrapper
@@ -57,7 +64,7 @@ def cli() -> None:
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory [default: runs/<scenario name>].")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Random seed; overrides run.seed.")
-@click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run.")
+@click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
 @_user_errors
 def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool) -> None:
@@ -73,7 +80,7 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
     result.save(out, force=force, plots=not no_plots)
     console = Console()
     print_summary(result, console)
-    console.print(f"wrote {out}")
+    console.print(f"wrote {escape(safe_for_terminal(out))}")
 
 
 @cli.command()
@@ -85,8 +92,11 @@ def plot(directory: Path) -> None:
     from ccsim.plots import write_default_plots
     from ccsim.result import Result
 
-    for path in write_default_plots(Result.load(directory), directory):
-        click.echo(str(path))
+    written = write_default_plots(Result.load(directory), directory)
+    if is_owned(directory):
+        record_files(directory, [Path(p).name for p in written], skip_known=True)
+    for path in written:
+        click.echo(safe_for_terminal(path))
 
 
 @cli.command()
@@ -142,21 +152,23 @@ def list_algorithms() -> None:
 @click.option("--jobs", type=click.IntRange(1), default=None, help="Local worker processes [default: CPU count].")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Run on this Dask scheduler instead of locally.")
 @click.option("--resume", is_flag=True, help="Continue an existing sweep directory: run only the missing runs.")
-@click.option("--force", is_flag=True, help="Replace an existing sweep directory.")
+@click.option("--force", is_flag=True, help="Replace an existing sweep directory (only the files ccsim wrote there).")
+@click.option("--allow-outside-paths", is_flag=True, help="Let the plan's base file lie outside the plan's directory.")
 @_user_errors
-def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool) -> None:
+def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
     from ccsim.sweep import SweepPlan, print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
 
-    model = SweepPlan.from_toml(plan)  # every point is validated before anything runs or is written
+    # every point is validated before anything runs or is written
+    model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths)
     try:
         result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
     except KeyboardInterrupt:
-        click.echo(f"interrupted: finished runs are kept in {out}/parts; continue with --resume", err=True)
+        click.echo(f"interrupted: finished runs are kept in {safe_for_terminal(out)}/parts; continue with --resume", err=True)
         sys.exit(130)
     console = Console()
     print_sweep_summary(result, console)
-    click.echo(f"wrote {out} ({len(result.executed)} runs executed, {len(result.runs)} in the dataset)")
+    click.echo(f"wrote {safe_for_terminal(out)} ({len(result.executed)} runs executed, {len(result.runs)} in the dataset)")
 
 
 # --- end sweep -----------------------------------------------------------------------------------------
@@ -177,7 +189,7 @@ def report(directory: Path, experiment: str | None) -> None:
     """
     from ccsim.report import write_report  # lazy: start-up time (pandas, pyarrow)
 
-    click.echo(str(write_report(directory, experiment=experiment)))
+    click.echo(safe_for_terminal(write_report(directory, experiment=experiment)))
 
 
 @cli.command()
@@ -215,10 +227,10 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
     try:
         written = reproduce_experiment(experiment, out, jobs=jobs, cluster=cluster, quick=quick, force=force, resume=resume, progress=True)
     except KeyboardInterrupt:
-        click.echo(f"interrupted: finished runs are kept in {out}/parts; continue with --resume", err=True)
+        click.echo(f"interrupted: finished runs are kept in {safe_for_terminal(out)}/parts; continue with --resume", err=True)
         sys.exit(130)
-    click.echo(f"wrote {written}")
-    click.echo(f"report: {written / 'report.html'}")
+    click.echo(f"wrote {safe_for_terminal(written)}")
+    click.echo(f"report: {safe_for_terminal(written / 'report.html')}")
 
 
 # --- end report and reproduce ----------------------------------------------------------------------
@@ -255,11 +267,11 @@ def print_summary(result: Any, console: Console) -> None:
             continue  # one aggregated row per generator below
         index = row.get("flow")
         spec = flows[int(index)] if _is_index(index, len(flows)) else {}
-        name = str(row.get("name", spec.get("name", index)))
+        name = _cell(row.get("name", spec.get("name", index)))
         goodput = row.get("goodput_bps")
         table.add_row(
-            name if kind == "tcp" else f"{name} ({kind})",
-            str(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))),
+            name if kind == "tcp" else f"{name} ({_cell(kind)})",
+            _cell(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))),
             _num(goodput, 1e-6, "{:.3f}"),
             _num(goodput, 100 / capacity_bps, "{:.1f} %"),
             _num(row.get("retransmits"), 1, "{:.0f}"),
@@ -269,7 +281,7 @@ def print_summary(result: Any, console: Console) -> None:
         )
         if kind in ("cbr", "voip"):
             notes.append(
-                f"{name} ({kind}): one-way delay mean {_num(row.get('owd_mean_ms'), 1, '{:.1f} ms')}, "
+                f"{name} ({_cell(kind)}): one-way delay mean {_num(row.get('owd_mean_ms'), 1, '{:.1f} ms')}, "
                 f"p95 {_num(row.get('owd_p95_ms'), 1, '{:.1f} ms')}, max {_num(row.get('owd_max_ms'), 1, '{:.1f} ms')}, "
                 f"jitter {_num(row.get('jitter_ms'), 1, '{:.2f} ms')}, lost {_num(row.get('stream_lost_pkts'), 1, '{:.0f}')} packets"
             )
@@ -277,9 +289,10 @@ def print_summary(result: Any, console: Console) -> None:
         web = summary_rows[kinds == "web"]
         for generator, group in web.groupby(web["name"].str.split("#").str[0], sort=False):
             goodput = group["goodput_bps"].sum()
+            generator = _cell(generator)
             table.add_row(
                 f"{generator} (web, {len(group)} transfers)",
-                str(group["algorithm"].iloc[0]),
+                _cell(group["algorithm"].iloc[0]),
                 _num(goodput, 1e-6, "{:.3f}"),
                 _num(goodput, 100 / capacity_bps, "{:.1f} %"),
                 _num(group["retransmits"].sum(), 1, "{:.0f}"),
@@ -310,6 +323,11 @@ def print_summary(result: Any, console: Console) -> None:
             f"simulated {_num(duration_s, 1, '{:g} s')} in {stats['engine_cpu_s']:.3f} s of engine CPU "
             f"({_num(stats.get('events'), 1, '{:.0f}')} events)"
         )
+
+
+def _cell(value: Any) -> str:
+    """A user string (flow name) as table text: control characters escaped, no rich markup."""
+    return escape(safe_for_terminal(value, limit=60))
 
 
 def _is_index(value: Any, n: int) -> bool:

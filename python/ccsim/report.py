@@ -32,6 +32,8 @@ import pandas as pd
 from ccsim import experiments
 from ccsim._version import __version__
 from ccsim.errors import CcsimError
+from ccsim.files import read_json
+from ccsim.outdir import is_owned, record_files
 from ccsim.experiments import EXPERIMENT_FILE, Experiment
 from ccsim.result import Result, git_revision
 from ccsim.sweep import load_sweep
@@ -85,6 +87,8 @@ def write_report(directory: str | Path, experiment: str | Experiment | None = No
     tmp = path.with_name(f".{REPORT_FILE}.{os.getpid()}.tmp")
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, path)
+    if is_owned(directory):
+        record_files(directory, [REPORT_FILE], skip_known=True)
     return path
 
 
@@ -473,8 +477,8 @@ def _caption_from_name(name: str) -> str:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = read_json(path)
+    except CcsimError:  # optional file (experiment.json): unreadable reads as absent
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -10,8 +10,11 @@ import json
 from pathlib import Path
 
 from ccsim.experiments import EXPERIMENT_FILE, Experiment, get
+from ccsim.errors import CcsimError
+from ccsim.outdir import record_files, tree_files, writer_lock
 from ccsim.report import write_report
 from ccsim.sweep import run_sweep
+from ccsim.sweep.store import check_sweep_dir
 
 __all__ = ["reproduce", "default_out"]
 
@@ -42,9 +45,18 @@ def reproduce(
     experiment = name if isinstance(name, Experiment) else get(name)
     out = Path(out) if out is not None else default_out(experiment.name, quick)
     plan = experiment.plan(quick)
-    sweep_result = run_sweep(plan, out, jobs=jobs, cluster=cluster, resume=resume, progress=progress, force=force)
-    doc = {"name": experiment.name, "title": experiment.title, "source": experiment.source, "quick": bool(quick)}
-    (out / EXPERIMENT_FILE).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    experiment.figures(sweep_result, out)
-    write_report(out, experiment=experiment)
+    check_sweep_dir(out, resume=resume, force=force, plan=plan)  # before creating anything
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CcsimError(f"{out}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
+    with writer_lock(out):  # the sweep, the figures and the report: one writer throughout
+        sweep_result = run_sweep(plan, out, jobs=jobs, cluster=cluster, resume=resume, progress=progress, force=force)
+        doc = {"name": experiment.name, "title": experiment.title, "source": experiment.source, "quick": bool(quick)}
+        before = set(tree_files(out))
+        (out / EXPERIMENT_FILE).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        experiment.figures(sweep_result, out)
+        write_report(out, experiment=experiment)
+        # what the figures and the report added is ccsim's too: a later --force may replace it
+        record_files(out, [EXPERIMENT_FILE, *sorted(set(tree_files(out)) - before)], skip_known=True)
     return out

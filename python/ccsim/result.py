@@ -10,6 +10,7 @@ A saved run is a directory::
     summary.parquet        one row per flow over the measurement window
     link_summary.parquet   one row per link
     *.png                  default plots (ccsim.plots)
+    .ccsim-files           the files above: what ``--force`` may replace (ccsim.outdir)
 
 Parquet files depend only on the engine's output, so the same scenario and seed give byte-identical
 files; anything that varies between identical runs (wall time) lives in meta.json only. A directory
@@ -34,6 +35,8 @@ import pyarrow.parquet as pq
 from ccsim._version import __version__
 from ccsim.engine import algorithms
 from ccsim.errors import CcsimError, OutputExistsError
+from ccsim.files import read_json
+from ccsim.outdir import MARKER_FILE, check_replaceable, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
 
 if TYPE_CHECKING:
     from ccsim.scenario import Scenario
@@ -108,14 +111,18 @@ class Result:
         meta_path = directory / META_FILE
         if not meta_path.is_file():
             raise CcsimError(f"{directory}: not a ccsim run directory (no {META_FILE})")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = read_json(meta_path)
+        if not isinstance(meta, dict) or not isinstance(meta.get("scenario"), dict):
+            raise CcsimError(f"{meta_path}: not a ccsim run record (no scenario table)")
         run_summary = meta.pop("run_summary", {})
+        if not isinstance(run_summary, dict):
+            raise CcsimError(f"{meta_path}: run_summary: must be a table")
         tables = {}
         for name in TABLE_FILES:
             path = directory / f"{name}.parquet"
             if not path.is_file():
                 raise CcsimError(f"{path}: missing from the run directory")
-            tables[name] = pq.read_table(path)
+            tables[name] = read_parquet(path)
         return cls(tables, run_summary, meta)
 
     # -- output -------------------------------------------------------------------------------------
@@ -124,9 +131,12 @@ class Result:
         """Writes the run directory atomically; an existing one is replaced only with ``force=True``."""
         out = Path(directory)
         check_output_dir(out, force)
-        out.parent.mkdir(parents=True, exist_ok=True)
         staging = _sibling(out, "tmp")
-        staging.mkdir()  # not mkdtemp: that would make the run directory private (0700)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            staging.mkdir()  # not mkdtemp: that would make the run directory private (0700)
+        except OSError as e:  # --out /proc/x, a read-only or full file system
+            raise CcsimError(f"{out}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
         try:
             self._write(staging, plots)
             _replace_dir(staging, out, force)
@@ -159,30 +169,49 @@ class Result:
 
 
 def check_output_dir(out: Path, force: bool) -> None:
-    """Raises OutputExistsError unless ``out`` is free, or is a replaceable run directory and ``force``.
-
-    ``--force`` replaces only an empty directory or a previous run (one with meta.json), so a mistyped
-    ``--out ~ --force`` cannot delete a home directory.
-    """
-    if not out.exists():
+    """Raises OutputExistsError unless ``out`` is free, or ``force`` and ``out`` is an empty directory or
+    one ccsim wrote (it carries the marker, ccsim.outdir): a mistyped ``--out ~ --force`` or a
+    directory that merely holds a ``meta.json`` is never touched."""
+    if not out.exists() and not out.is_symlink():
         return
     if not force:
         raise OutputExistsError(f"{out}: already exists (use --force to replace it)")
-    if not out.is_dir():
-        raise OutputExistsError(f"{out}: exists and is not a directory")
-    if any(out.iterdir()) and not (out / META_FILE).is_file():
-        raise OutputExistsError(f"{out}: exists and is not a ccsim run directory; refusing to replace it")
+    check_replaceable(out, "ccsim run")
 
 
 def _replace_dir(staging: Path, out: Path, force: bool) -> None:
-    if out.exists():
+    """Moves the files written in ``staging`` into ``out``. A fresh ``out`` is one rename; an existing
+    one (``force``) loses only the files its marker lists, so files a user added survive."""
+    write_marker(staging, tree_files(staging))
+    if not out.exists() and not out.is_symlink():
+        try:
+            os.replace(staging, out)
+        except OSError:  # another process created it meanwhile
+            raise OutputExistsError(f"{out}: already exists (use --force to replace it)") from None
+        return
+    check_output_dir(out, force)
+    with writer_lock(out):
         check_output_dir(out, force)
-        trash = _sibling(out, "old")
-        os.replace(out, trash)
-        os.replace(staging, out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.replace(staging, out)
+        new = tree_files(staging)
+        previous = set(owned_files(out)) if is_owned(out) else set()
+        for name in new:  # never overwrite a file ccsim did not write
+            if name not in previous and (out / name).exists():
+                raise OutputExistsError(f"{out / name}: exists and was not written by ccsim; refusing to replace it")
+        remove_owned_files(out)
+        for name in new:
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / name, out / name)
+        os.replace(staging / MARKER_FILE, out / MARKER_FILE)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def read_parquet(path: Path) -> pa.Table:
+    """A Parquet table; a truncated or foreign file is one line, not an Arrow traceback."""
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        reason = str(e).splitlines()[0] if str(e) else e.__class__.__name__
+        raise CcsimError(f"{path}: not a readable Parquet file ({reason})") from None
 
 
 def _sibling(out: Path, tag: str) -> Path:

@@ -1051,12 +1051,8 @@ def _drop_empty(data: Any) -> Any:
 
 
 def read_scenario_text(path: str | Path) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(str(path), "no such file") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise ScenarioError(str(path), f"cannot read: {e.__class__.__name__}") from None
+    from ccsim.files import read_toml_text  # lazy: keeps the bounded-reader edit local (docs/safety.md)
+    return read_toml_text(path)
 
 
 def load_scenario(source: str | Path) -> Scenario:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+from rich.markup import escape
 from rich.table import Table
 
 from ccsim.sweep.plan import SweepPlan
 from ccsim.sweep.store import SweepResult, swept_columns
+from ccsim.text import safe_for_terminal
 
 __all__ = ["print_sweep_summary", "point_table"]
 
@@ -34,7 +36,7 @@ def print_sweep_summary(result: SweepResult, console: Any) -> None:
     )
     table.add_column("point", no_wrap=True)
     for path in plan.parameters:
-        table.add_column(path, justify="right", no_wrap=True)
+        table.add_column(escape(safe_for_terminal(path, limit=60)), justify="right", no_wrap=True)
     table.add_column("goodput Mbit/s", justify="right", no_wrap=True)
     table.add_column("utilisation", justify="right", no_wrap=True)
 
@@ -58,6 +60,11 @@ def print_sweep_summary(result: SweepResult, console: Any) -> None:
 
 
 def _show_value(value: Any) -> str:
+    """A plan value as table text: control characters escaped, no rich markup (ccsim.text)."""
+    return escape(safe_for_terminal(_plain(value), limit=60))
+
+
+def _plain(value: Any) -> str:
     if value is None:
         return "(base)"
     if isinstance(value, bool):

@@ -7,8 +7,11 @@ nothing but the same ccsim version (docs/sweeps.md).
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
@@ -20,9 +23,10 @@ from ccsim.progress import ProgressBar
 from ccsim.runner import simulate
 from ccsim.scenario import Scenario
 from ccsim.sweep.plan import SweepPlan, SweepRun
-from ccsim.sweep.store import SweepResult, consolidate, open_sweep_dir, part_done, write_part
+from ccsim.outdir import writer_lock
+from ccsim.sweep.store import SweepResult, check_sweep_dir, consolidate, open_sweep_dir, part_done, part_path, write_part
 
-__all__ = ["run_sweep", "execute_run", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["run_sweep", "execute_run", "die_with_parent", "DASK_CONNECT_TIMEOUT"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -91,9 +95,28 @@ def _run_sweep(
     force: bool,
     on_run: Callable[[str], None] | None,
 ) -> SweepResult:
+    check_sweep_dir(out, resume=resume, force=force, plan=plan)  # before creating anything
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # --out /proc/x, a read-only or full file system
+        raise CcsimError(f"{out}: cannot create the sweep directory ({e.strerror or e.__class__.__name__})") from None
+    with writer_lock(out):  # a second sweep on the same directory is refused, not interleaved
+        return _run_locked(plan, out, jobs, client, resume, progress, force, on_run)
+
+
+def _run_locked(
+    plan: SweepPlan,
+    out: Path,
+    jobs: int | None,
+    client: Any,
+    resume: bool,
+    progress: bool,
+    force: bool,
+    on_run: Callable[[str], None] | None,
+) -> SweepResult:
     parts = open_sweep_dir(plan, out, resume=resume, force=force)
     all_runs = plan.runs()
-    todo = [r for r in all_runs if not part_done(parts / f"{r.run_id}.parquet", r)]
+    todo = [r for r in all_runs if not part_done(part_path(parts, r), r)]
     executed: list[str] = []
     failures: list[tuple[str, BaseException]] = []
 
@@ -141,7 +164,9 @@ def _run_pool(todo: list[SweepRun], jobs: int, record: Callable[..., None]) -> N
     # spawn, not fork: the parent may hold threads (a progress bar, a Dask client) that fork would copy
     # in a locked state.
     context = multiprocessing.get_context("spawn")
-    executor = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context)
+    executor = ProcessPoolExecutor(
+        max_workers=min(jobs, len(todo)), mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
     try:
         futures = {executor.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed): r for r in todo}
         for future in as_completed(futures):
@@ -154,6 +179,25 @@ def _run_pool(todo: list[SweepRun], jobs: int, record: Callable[..., None]) -> N
         executor.shutdown(wait=False, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Worker initializer: the kernel sends this worker SIGKILL when the sweep process dies, even by
+    SIGKILL (which runs no cleanup), so no orphaned worker keeps simulating (prctl(2),
+    PR_SET_PDEATHSIG). Linux only; elsewhere a no-op. Once the workers are gone the multiprocessing
+    resource tracker sees its pipe close and exits too (tests/test_safety.py checks both)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect: no signal will come
+        os._exit(1)
 
 
 DASK_CONNECT_TIMEOUT = "10s"

@@ -32,6 +32,7 @@ import tomli_w
 from ccsim._version import __version__
 from ccsim.engine import build_simulation
 from ccsim.errors import ScenarioError
+from ccsim.files import inside, read_text_limited
 from ccsim.scenario import Scenario, known_algorithms
 
 __all__ = ["SweepPlan", "SweepPoint", "SweepRun", "SEED_RULE", "parse_path", "apply_override"]
@@ -137,28 +138,27 @@ class SweepPlan:
     # -- construction -------------------------------------------------------------------------------
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> "SweepPlan":
+    def from_toml(cls, path: str | Path, allow_outside_paths: bool = False) -> "SweepPlan":
+        """The plan in file ``path``; its ``base`` must lie inside the plan's directory unless
+        ``allow_outside_paths`` (a shared plan must not read ``/etc/passwd`` or ``../../x``)."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ScenarioError(str(path), "no such file") from None
-        except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-            raise ScenarioError(str(path), f"cannot read: {e.__class__.__name__}") from None
-        return cls.from_toml_str(text, base_dir=path.parent, source=str(path))
+        text = read_text_limited(path)
+        return cls.from_toml_str(text, base_dir=path.parent, source=str(path), allow_outside_paths=allow_outside_paths)
 
     @classmethod
-    def from_toml_str(cls, text: str, base_dir: str | Path | None = None, source: str = "<string>") -> "SweepPlan":
+    def from_toml_str(cls, text: str, base_dir: str | Path | None = None, source: str = "<string>", allow_outside_paths: bool = False) -> "SweepPlan":
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(source, f"invalid TOML: {e}") from None
-        plan = cls.from_dict(data, base_dir=base_dir, source=source if source != "<string>" else None)
+        except RecursionError:
+            raise ScenarioError(source, "invalid TOML: nested too deeply") from None
+        plan = cls.from_dict(data, base_dir=base_dir, source=source if source != "<string>" else None, allow_outside_paths=allow_outside_paths)
         plan.text = text
         return plan
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], base_dir: str | Path | None = None, source: str | None = None) -> "SweepPlan":
+    def from_dict(cls, data: dict[str, Any], base_dir: str | Path | None = None, source: str | None = None, allow_outside_paths: bool = True) -> "SweepPlan":
         """A plan from its parsed TOML document (``[sweep]``, ``[base]``, ``[grid]``, ``[[point]]``)."""
         if not isinstance(data, dict):
             raise ScenarioError("", "a sweep plan must be a table")
@@ -186,14 +186,16 @@ class SweepPlan:
             base_path = Path(base_ref)
             if not base_path.is_absolute() and base_dir is not None:
                 base_path = Path(base_dir) / base_path
+            if not allow_outside_paths and not inside(base_path, Path(base_dir if base_dir is not None else ".")):
+                raise ScenarioError("sweep.base", f"{base_ref}: outside the plan's directory (pass --allow-outside-paths to permit it)")
             try:
-                base = tomllib.loads(base_path.read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                raise ScenarioError("sweep.base", f"{base_path}: no such file") from None
-            except (OSError, UnicodeDecodeError) as e:
-                raise ScenarioError("sweep.base", f"{base_path}: cannot read: {e.__class__.__name__}") from None
+                base = tomllib.loads(read_text_limited(base_path))
+            except ScenarioError as e:
+                raise ScenarioError("sweep.base", f"{base_path}: {e.reason}") from None
             except tomllib.TOMLDecodeError as e:
                 raise ScenarioError("sweep.base", f"{base_path}: invalid TOML: {e}") from None
+            except RecursionError:
+                raise ScenarioError("sweep.base", f"{base_path}: invalid TOML: nested too deeply") from None
             base_field = "sweep.base"
         grid = data.get("grid")
         points = data.get("point")

@@ -4,7 +4,7 @@
 
     plan.toml      the plan as given
     sweep.json     the plan resolved: points, runs, seeds, ccsim version
-    parts/         <run_id>.parquet, one row per finished run (atomically: what ``resume`` looks at)
+    parts/         <run_id>-s<seed>.parquet, one row per finished run (atomically: what ``resume`` looks at)
     flows.parquet  links.parquet  runs.parquet  summary.parquet   (consolidated at the end)
 
 Rows are sorted by run id and hold no wall-clock values, so the files do not depend on execution
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,7 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim.errors import CcsimError, OutputExistsError
-from ccsim.result import json_safe
+from ccsim.files import read_json
+from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
+from ccsim.result import json_safe, read_parquet
 from ccsim.sweep.plan import SweepPlan, SweepRun
 from ccsim.sweep_stats import describe
 
@@ -32,6 +33,7 @@ __all__ = [
     "load_sweep",
     "open_sweep_dir",
     "part_done",
+    "part_path",
     "write_part",
     "consolidate",
     "summarize",
@@ -55,8 +57,9 @@ _PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statis
 
 def open_sweep_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> Path:
     """Makes ``out`` ready to run ``plan`` (fresh, resumed or replaced; see :func:`_prepare_dir`),
-    writes ``plan.toml`` and ``sweep.json`` and returns the parts directory."""
-    _prepare_dir(out, resume=resume, force=force)
+    writes ``plan.toml`` and ``sweep.json`` and returns the parts directory. The caller holds the
+    directory's writer lock (:func:`ccsim.outdir.writer_lock`)."""
+    _prepare_dir(plan, out, resume=resume, force=force)
     (out / PLAN_FILE).write_text(plan.text if plan.text is not None else plan.to_toml(), encoding="utf-8")
     _atomic_write_text(out / SWEEP_FILE, json.dumps(json_safe(plan.resolved()), indent=2) + "\n")
     parts = out / PARTS_DIR
@@ -65,27 +68,57 @@ def open_sweep_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> Pat
         stale.unlink(missing_ok=True)
     for name in TABLES:  # consolidated files describe a finished sweep; rewritten at the end
         (out / f"{name}.parquet").unlink(missing_ok=True)
+    record_files(out, [PLAN_FILE, SWEEP_FILE, *(f"{name}.parquet" for name in TABLES)], skip_known=True)
     return parts
 
 
-def _prepare_dir(out: Path, resume: bool, force: bool) -> None:
-    if out.exists():
-        if not out.is_dir():
-            raise OutputExistsError(f"{out}: exists and is not a directory")
-        is_sweep = (out / SWEEP_FILE).is_file()
-        empty = not any(out.iterdir())
-        if empty:
-            return
-        if resume:
-            if not is_sweep:
-                raise OutputExistsError(f"{out}: exists and is not a sweep directory; cannot resume it")
-            return
-        if not force:
-            raise OutputExistsError(f"{out}: already exists (use --resume to continue it or --force to replace it)")
-        if not is_sweep:
-            raise OutputExistsError(f"{out}: exists and is not a sweep directory; refusing to replace it")
-        shutil.rmtree(out)
+def check_sweep_dir(out: Path, resume: bool, force: bool, plan: SweepPlan | None = None) -> None:
+    """Raises OutputExistsError unless ``out`` may be written: free, empty, resumable (with ``plan``,
+    when given) or replaceable."""
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a directory")
+    if not any(p.name != LOCK_FILE for p in out.iterdir()):
+        return
+    if resume:
+        if not (out / SWEEP_FILE).is_file():
+            raise OutputExistsError(f"{out}: exists and is not a sweep directory; cannot resume it")
+        if plan is not None:
+            _check_same_plan(plan, out)
+        return
+    if not force:
+        raise OutputExistsError(f"{out}: already exists (use --resume to continue it or --force to replace it)")
+    if not (out / SWEEP_FILE).is_file():
+        raise OutputExistsError(f"{out}: exists and is not a sweep directory; refusing to replace it")
+    check_replaceable(out, "ccsim sweep")
+
+
+def _prepare_dir(plan: SweepPlan, out: Path, resume: bool, force: bool) -> None:
+    check_sweep_dir(out, resume, force, plan)  # again, now under the lock
+    if out.exists() and force and not resume:
+        remove_owned_files(out)
     out.mkdir(parents=True, exist_ok=True)
+
+
+def _check_same_plan(plan: SweepPlan, out: Path) -> None:
+    if _recorded_plan(out) != json.loads(json.dumps(json_safe(plan.to_dict()))):
+        raise OutputExistsError(f"{out}: holds a different sweep plan; resume it with the plan it was started with (its plan.toml) or use --force")
+
+
+def _recorded_plan(out: Path) -> Any:
+    """The plan document ``sweep.json`` records (every sweep.json ccsim writes has one)."""
+    meta = read_json(out / SWEEP_FILE)
+    if not isinstance(meta, dict) or not isinstance(meta.get("plan"), dict):
+        raise OutputExistsError(f"{out / SWEEP_FILE}: not a sweep record (no plan table); cannot resume this directory")
+    return meta["plan"]
+
+
+def part_path(parts: Path, run: SweepRun) -> Path:
+    """The part file of ``run``. Its name holds everything that makes the run distinct: the run id
+    (point index, hash of the point's resolved scenario, repetition) and the seed, so two plans that
+    differ only in their seed never share a part file."""
+    return parts / f"{run.run_id}-s{run.seed}.parquet"
 
 
 def part_done(path: Path, run: SweepRun) -> bool:
@@ -116,10 +149,11 @@ def write_part(parts: Path, run: SweepRun, output: dict[str, Any]) -> None:
         "links": _nest(output["links"]),
         "run": _nest(run_table),
     })
-    final = parts / f"{run.run_id}.parquet"
-    tmp = parts / f".{run.run_id}.{os.getpid()}.tmp"
+    final = part_path(parts, run)
+    tmp = parts / f".{final.stem}.{os.getpid()}.tmp"
     pq.write_table(table, tmp, **_PARQUET_OPTIONS)
     os.replace(tmp, final)
+    record_files(parts.parent, [f"{PARTS_DIR}/{final.name}"])
 
 
 def _read_part(path: Path) -> dict[str, Any] | None:
@@ -161,14 +195,19 @@ def load_sweep(directory: str | Path) -> SweepResult:
     meta_path = directory / SWEEP_FILE
     if not meta_path.is_file():
         raise CcsimError(f"{directory}: not a sweep directory (no {SWEEP_FILE})")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    plan = SweepPlan.from_dict(meta["plan"], source=meta.get("source"))
+    meta = read_json(meta_path)
+    if not isinstance(meta, dict) or not isinstance(meta.get("plan"), dict):
+        raise CcsimError(f"{meta_path}: not a sweep record (no plan table)")
+    try:  # a sweep.json is shared like a plan: its base may not name a file outside the directory
+        plan = SweepPlan.from_dict(meta["plan"], base_dir=directory, source=meta.get("source"), allow_outside_paths=False)
+    except RecursionError:
+        raise CcsimError(f"{meta_path}: plan: nested too deeply") from None
     tables = {}
     for name in TABLES:
         path = directory / f"{name}.parquet"
         if not path.is_file():
             raise CcsimError(f"{path}: missing (an unfinished sweep? run it again with --resume)")
-        tables[name] = pq.read_table(path)
+        tables[name] = read_parquet(path)
     return SweepResult(plan, directory, tables)
 
 
@@ -183,9 +222,9 @@ def consolidate(plan: SweepPlan, out: Path) -> dict[str, Any]:
     swept = swept_columns(plan)
     pieces: dict[str, list[Any]] = {"flows": [], "links": [], "runs": []}
     for run in runs:
-        part = _read_part(parts / f"{run.run_id}.parquet")
+        part = _read_part(part_path(parts, run))
         if part is None:
-            raise CcsimError(f"{parts / (run.run_id + '.parquet')}: missing or unreadable; rerun with --resume")
+            raise CcsimError(f"{part_path(parts, run)}: missing or unreadable; rerun with --resume")
         values = swept[run.point_id]
         for name, key in (("flows", "flows"), ("links", "links"), ("runs", "run")):
             table = part[key]

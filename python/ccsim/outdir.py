@@ -1,0 +1,183 @@
+"""Output directories ccsim owns: the marker listing what ccsim wrote, ``--force``, the writer lock.
+
+Every directory ccsim creates for output (a run, a sweep, a reproduction) carries the marker file
+``.ccsim-files``: a header line, then one path per line (relative to the directory) of each file
+ccsim wrote there. It is append-only, so recording a sweep's part files costs one short write each.
+
+``--force`` replaces only a directory that is empty or carries the marker, and removes only the
+files the marker lists: anything a user added (notes, a thesis, a ``src/``) stays. A directory
+without the marker is refused with :class:`OutputExistsError` and nothing is deleted.
+
+While a run or a sweep writes into a directory it holds an exclusive ``fcntl.flock`` on
+``.ccsim-lock`` there; a second writer is refused at once (docs/safety.md).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Iterator
+
+from ccsim.errors import OutputExistsError
+
+__all__ = [
+    "MARKER_FILE",
+    "LOCK_FILE",
+    "is_owned",
+    "owned_files",
+    "record_files",
+    "write_marker",
+    "check_replaceable",
+    "remove_owned_files",
+    "writer_lock",
+    "tree_files",
+]
+
+MARKER_FILE = ".ccsim-files"
+LOCK_FILE = ".ccsim-lock"
+_HEADER = "# ccsim output directory: the files ccsim wrote here, one per line; --force removes only these\n"
+_MAX_MARKER_BYTES = 64 * 1024 * 1024  # a sweep of 10^5 runs lists ~5 MB
+
+
+def is_owned(directory: Path) -> bool:
+    """Whether ``directory`` carries the marker (a regular file, not a link someone planted)."""
+    marker = directory / MARKER_FILE
+    return marker.is_file() and not marker.is_symlink()
+
+
+def owned_files(directory: Path) -> list[str]:
+    """The relative paths the marker lists, each checked to stay inside ``directory`` (a hostile marker
+    naming ``../x`` or ``/etc/passwd`` is ignored line by line, never followed)."""
+    marker = directory / MARKER_FILE
+    with open(marker, "rb") as f:
+        data = f.read(_MAX_MARKER_BYTES + 1)
+    if len(data) > _MAX_MARKER_BYTES:
+        raise OutputExistsError(f"{marker}: larger than {_MAX_MARKER_BYTES} bytes; refusing to use it")
+    seen: dict[str, None] = {}
+    for raw in data.decode("utf-8", errors="replace").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if _safe_relative(line) and line not in (MARKER_FILE, LOCK_FILE):
+            seen[line] = None
+    return list(seen)
+
+
+def _safe_relative(name: str) -> bool:
+    path = PurePosixPath(name)
+    return not path.is_absolute() and ".." not in path.parts and "\\" not in name and "\0" not in name
+
+
+def write_marker(directory: Path, files: Iterable[str]) -> None:
+    """Starts (or restarts) the marker of ``directory`` with ``files``."""
+    tmp = directory / f".{MARKER_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(_HEADER + "".join(f"{name}\n" for name in files), encoding="utf-8")
+    os.replace(tmp, directory / MARKER_FILE)
+
+
+def record_files(directory: Path, files: Iterable[str], *, skip_known: bool = False) -> None:
+    """Adds ``files`` (relative paths) to the marker; starts one if there is none. ``skip_known``
+    leaves out names already listed (a report or plot rewritten again and again); a sweep's new part
+    files do not need the check, which reads the whole marker."""
+    names = [str(name) for name in files]
+    if skip_known and is_owned(directory):
+        known = set(owned_files(directory))
+        names = [name for name in names if name not in known]
+        if not names:
+            return
+    if not is_owned(directory):
+        write_marker(directory, names)
+        return
+    with open(directory / MARKER_FILE, "a", encoding="utf-8") as f:
+        f.write("".join(f"{name}\n" for name in names))
+
+
+def tree_files(directory: Path) -> list[str]:
+    """Every file under ``directory`` as a relative path (what a freshly written directory holds)."""
+    names = []
+    for root, _, files in os.walk(directory):
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), directory)
+            if rel not in (MARKER_FILE, LOCK_FILE):
+                names.append(rel.replace(os.sep, "/"))
+    return sorted(names)
+
+
+def check_replaceable(out: Path, what: str = "ccsim output") -> None:
+    """Raises OutputExistsError unless ``out`` is an empty directory or carries the marker."""
+    if out.is_symlink() or not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a directory")
+    if is_owned(out):
+        return
+    if any(out.iterdir()):
+        raise OutputExistsError(f"{out}: exists and is not a {what} directory (no {MARKER_FILE}); refusing to replace it")
+
+
+def remove_owned_files(out: Path) -> None:
+    """Deletes the files the marker lists (and directories left empty by that), then the marker.
+    Files ccsim did not write stay where they are."""
+    if not is_owned(out):
+        return
+    root = out.resolve()
+    dirs: set[Path] = set()
+    for name in owned_files(out):
+        path = out / name
+        try:
+            parent = path.parent.resolve()
+        except OSError:
+            continue
+        if parent != root and root not in parent.parents:  # a symlinked subdirectory leads elsewhere
+            continue
+        if path.is_file() or path.is_symlink():
+            path.unlink(missing_ok=True)
+        rel_parent = path.parent
+        while rel_parent != out and out in rel_parent.parents:
+            dirs.add(rel_parent)
+            rel_parent = rel_parent.parent
+    for directory in sorted(dirs, key=lambda d: len(d.parts), reverse=True):
+        try:
+            directory.rmdir()
+        except OSError:  # not empty: it holds a user's file
+            pass
+    (out / MARKER_FILE).unlink(missing_ok=True)
+
+
+_held: dict[str, int] = {}  # directory (real path) -> depth of writer_lock calls in this process
+
+
+@contextmanager
+def writer_lock(directory: Path) -> Iterator[None]:
+    """Holds an exclusive lock on ``directory`` (``.ccsim-lock``); a second writer gets one line.
+    Re-entrant within one process (``reproduce`` holds it around the sweep, which takes it too):
+    flock would otherwise refuse the second open file of the same process."""
+    key = os.path.realpath(directory)
+    if _held.get(key):
+        _held[key] += 1
+        try:
+            yield
+        finally:
+            _held[key] -= 1
+        return
+    path = directory / LOCK_FILE
+    try:  # O_NOFOLLOW: a planted symlink must not make ccsim create or lock a file elsewhere
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise OutputExistsError(f"{path}: cannot lock the directory: {e.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise OutputExistsError(f"{directory}: another ccsim process is writing into it (locked); wait for it to finish") from None
+            raise
+        _held[key] = 1
+        try:
+            yield
+        finally:
+            del _held[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
