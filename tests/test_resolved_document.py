@@ -69,3 +69,26 @@ def test_checked_in_json_schema_is_current():
         "docs/resolved-scenario.schema.json is stale; regenerate with: "
         "cargo run -q -p ccsim-core --example resolved_schema > docs/resolved-scenario.schema.json"
     )
+
+
+def test_validate_takes_every_example_including_the_sweep_plan():
+    """`ccsim validate examples/*.toml --resolved`: a sweep plan gives one document per point."""
+    from ccsim import _core
+    from ccsim.sweep import SweepPlan
+
+    plans = [p for p in EXAMPLES if p not in SCENARIO_EXAMPLES]
+    assert plans, "the examples include a sweep plan"
+    result = CliRunner().invoke(cli, ["validate", *map(str, EXAMPLES), "--resolved"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    points = sum(len(SweepPlan.from_toml(p).points()) for p in plans)
+    assert len(lines) == len(SCENARIO_EXAMPLES) + points
+    for line in lines:
+        document = json.loads(line)
+        assert not list(_nulls(document))
+        _core.validate_resolved(line)
+    plan_lines = CliRunner().invoke(cli, ["validate", str(plans[0]), "--resolved"]).output.splitlines()
+    losses = [json.loads(line)["topology"]["bottleneck"]["loss_rate"] for line in plan_lines]
+    assert losses == sorted(set(losses)) and len(losses) == len(SweepPlan.from_toml(plans[0]).points())
+    plain = CliRunner().invoke(cli, ["validate", str(plans[0])])
+    assert plain.exit_code == 0 and plain.output.startswith("ok: sweep plan, ")

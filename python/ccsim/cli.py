@@ -14,6 +14,7 @@ import math
 import numbers
 import shutil
 import textwrap
+import tomllib
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -26,7 +27,7 @@ from rich.table import Table
 from ccsim._version import __version__
 from ccsim.engine import algorithms, build_simulation
 from ccsim.errors import CcsimError
-from ccsim.scenario import Scenario, known_algorithms
+from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
 from ccsim.outdir import is_owned, record_files
 from ccsim.text import safe_for_terminal
 from ccsim.units import format_time
@@ -101,16 +102,20 @@ def plot(directory: Path) -> None:
 
 @cli.command()
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--resolved", is_flag=True, help="Print the resolved document (JSON, one line per file) instead of 'ok'.")
+@click.option("--resolved", is_flag=True, help="Print the resolved document(s) (JSON Lines) instead of 'ok'.")
 @_user_errors
 def validate(scenarios: tuple[Path, ...], resolved: bool) -> None:
-    """Check each SCENARIO without running it (the engine checks it too when it is installed).
+    """Check each SCENARIO (or sweep plan) without running it (the engine checks it too when it is installed).
 
-    With --resolved, print each file's resolved document (docs/resolved-scenario.md) as one line of
-    JSON (JSON Lines for several files).
+    With --resolved, print each scenario's resolved document (docs/resolved-scenario.md) as one line
+    of JSON; a sweep plan gives one line per point, in point order.
     """
-    for scenario in scenarios:
-        model = Scenario.from_toml(scenario)
+    for path in scenarios:
+        text = read_scenario_text(path)
+        if _is_sweep_plan(text):
+            _validate_plan(path, resolved)
+            continue
+        model = Scenario.from_toml_str(text, source=str(path))
         if known_algorithms() is not None:
             build_simulation(model, model.run.seed)
         if resolved:
@@ -119,6 +124,28 @@ def validate(scenarios: tuple[Path, ...], resolved: bool) -> None:
         n = model.flow_count
         duration = format_time(model.run.duration_ns)
         click.echo(f"ok: {n} flow{'s' if n != 1 else ''}, duration {duration}")
+
+
+def _is_sweep_plan(text: str) -> bool:
+    """A sweep plan has a [sweep] table (docs/sweeps.md); a scenario never has one."""
+    try:
+        return isinstance(tomllib.loads(text).get("sweep"), dict)
+    except tomllib.TOMLDecodeError:
+        return False  # the scenario reader reports the syntax error with its position
+
+
+def _validate_plan(path: Path, resolved: bool) -> None:
+    from ccsim.sweep import SweepPlan  # lazy: start-up time (the sweep package loads pandas, pyarrow)
+
+    plan = SweepPlan.from_toml(path)
+    points = plan.points()
+    if resolved:
+        for point_id, _ in points:
+            click.echo(json.dumps(plan.scenario(point_id).resolve(), separators=(",", ":")))
+        return
+    runs = len(points) * plan.repetitions
+    click.echo(f"ok: sweep plan, {len(points)} point{'s' if len(points) != 1 else ''} x {plan.repetitions} "
+               f"repetition{'s' if plan.repetitions != 1 else ''} = {runs} run{'s' if runs != 1 else ''}")
 
 
 @cli.command(name="list")

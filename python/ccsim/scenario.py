@@ -41,6 +41,7 @@ from pydantic import (
 
 from ccsim import units
 from ccsim.errors import ScenarioError
+from ccsim.files import read_toml_text
 
 __all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red", "Tcp", "Flow", "load_scenario", "known_algorithms"]
 
@@ -1051,7 +1052,7 @@ def _drop_empty(data: Any) -> Any:
 
 
 def read_scenario_text(path: str | Path) -> str:
-    from ccsim.files import read_toml_text  # lazy: keeps the bounded-reader edit local (docs/safety.md)
+    """The text of a scenario file, read with the size and file-type limits of docs/safety.md."""
     return read_toml_text(path)
 
 
