@@ -7,6 +7,7 @@ nothing but the same ccsim version (docs/sweeps.md).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -14,7 +15,7 @@ import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 
@@ -85,6 +86,19 @@ def run_sweep(
             client.close()
 
 
+@contextlib.contextmanager
+def _locked_sweep_dir(out: Path, plan: SweepPlan, resume: bool, force: bool) -> Iterator[None]:
+    """The sweep directory, checked before anything is created, then held with the writer lock: a
+    second sweep on the same directory is refused, not interleaved."""
+    check_sweep_dir(out, resume=resume, force=force, plan=plan)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # --out /proc/x, a read-only or full file system
+        raise CcsimError(f"{out}: cannot create the sweep directory ({e.strerror or e.__class__.__name__})") from None
+    with writer_lock(out):
+        yield
+
+
 def _run_sweep(
     plan: SweepPlan,
     out: Path,
@@ -95,59 +109,41 @@ def _run_sweep(
     force: bool,
     on_run: Callable[[str], None] | None,
 ) -> SweepResult:
-    check_sweep_dir(out, resume=resume, force=force, plan=plan)  # before creating anything
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:  # --out /proc/x, a read-only or full file system
-        raise CcsimError(f"{out}: cannot create the sweep directory ({e.strerror or e.__class__.__name__})") from None
-    with writer_lock(out):  # a second sweep on the same directory is refused, not interleaved
-        return _run_locked(plan, out, jobs, client, resume, progress, force, on_run)
+    with _locked_sweep_dir(out, plan, resume, force):
+        parts = open_sweep_dir(plan, out, resume=resume, force=force)
+        all_runs = plan.runs()
+        todo = [r for r in all_runs if not part_done(part_path(parts, r), r)]
+        executed: list[str] = []
+        failures: list[tuple[str, BaseException]] = []
 
-
-def _run_locked(
-    plan: SweepPlan,
-    out: Path,
-    jobs: int | None,
-    client: Any,
-    resume: bool,
-    progress: bool,
-    force: bool,
-    on_run: Callable[[str], None] | None,
-) -> SweepResult:
-    parts = open_sweep_dir(plan, out, resume=resume, force=force)
-    all_runs = plan.runs()
-    todo = [r for r in all_runs if not part_done(part_path(parts, r), r)]
-    executed: list[str] = []
-    failures: list[tuple[str, BaseException]] = []
-
-    def finished(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
-        if error is not None:
-            failures.append((run.run_id, error))
-        else:
-            write_part(parts, run, output)  # type: ignore[arg-type]
-            executed.append(run.run_id)
-            if on_run is not None:
-                on_run(run.run_id)
-
-    with ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
-        def record(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
-            finished(run, output, error)
-            bar.advance()
-
-        if todo:
-            if client is not None:
-                _run_dask(todo, client, record)
-            elif (jobs or os.cpu_count() or 1) == 1 or len(todo) == 1:
-                _run_inline(todo, record)
+        def finished(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
+            if error is not None:
+                failures.append((run.run_id, error))
             else:
-                _run_pool(todo, jobs or os.cpu_count() or 1, record)
+                write_part(parts, run, output)  # type: ignore[arg-type]
+                executed.append(run.run_id)
+                if on_run is not None:
+                    on_run(run.run_id)
 
-    if failures:
-        run_id, error = sorted(failures, key=lambda f: f[0])[0]
-        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        raise CcsimError(f"run {run_id} failed{more}: {error}; the finished runs are kept, rerun with --resume")
-    tables = consolidate(plan, out)
-    return SweepResult(plan, out, tables, executed=sorted(executed))
+        with ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
+            def record(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
+                finished(run, output, error)
+                bar.advance()
+
+            if todo:
+                if client is not None:
+                    _run_dask(todo, client, record)
+                elif (jobs or os.cpu_count() or 1) == 1 or len(todo) == 1:
+                    _run_inline(todo, record)
+                else:
+                    _run_pool(todo, jobs or os.cpu_count() or 1, record)
+
+        if failures:
+            run_id, error = sorted(failures, key=lambda f: f[0])[0]
+            more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+            raise CcsimError(f"run {run_id} failed{more}: {error}; the finished runs are kept, rerun with --resume")
+        tables = consolidate(plan, out)
+        return SweepResult(plan, out, tables, executed=sorted(executed))
 
 
 def _run_inline(todo: list[SweepRun], record: Callable[..., None]) -> None:
