@@ -11,7 +11,9 @@ import ccsim
 from ccsim.scenario import DEFAULT_ACCESS_QUEUE_PKTS, Scenario
 
 
-def _equal_rate_scenario(access_queue: str | None, flows: int, duration: str, measure: list[str]) -> Scenario:
+def _equal_rate_scenario(
+    access_queue: str | None, flows: int, duration: str, measure: list[str], tcp: dict | None = None
+) -> Scenario:
     """The coexistence paper's 100 Mbit/s case: access links as fast as the bottleneck."""
     topology = {"bottleneck_rate": "100Mbit", "bottleneck_delay": "5ms", "queue": "1250pkt", "access_rate": "100Mbit"}
     if access_queue is not None:
@@ -19,6 +21,7 @@ def _equal_rate_scenario(access_queue: str | None, flows: int, duration: str, me
     return Scenario.from_dict({
         "run": {"duration": duration, "measure": measure},
         "topology": topology,
+        "tcp": tcp or {},
         "flows": [{"algorithm": "newreno", "count": flows, "access_delay": {"uniform": ["5ms", "30ms"]}}],
     })
 
@@ -39,6 +42,28 @@ def test_an_access_queue_never_holds_more_than_its_limit() -> None:
         reverse = links[links.link == "reverse_access:flow0"]
         assert reverse.queue_pkts.max() <= limit
         assert result.scenario["topology"]["access_queue"] == {"kind": "droptail", "limit": {"pkts": limit}}
+
+
+def test_no_flow_parks_seconds_of_data_in_its_own_access_queue() -> None:
+    """Issue 8's symptom: 30 NewReno flows without SACK and delayed ACKs, 100 Mbit/s access and
+    bottleneck. An access queue too large to fill (what the access links used to have) lets one flow
+    queue tens of thousands of packets at its own host (an RTT of seconds, nearly the whole bottleneck);
+    the default 1000 packets bound every flow's RTT to the bottleneck queue's 150 ms plus 2 x 1000
+    packet times (24 ms each way)."""
+    profile = {"sack": False, "delayed_ack": False}
+
+    def run(access_queue: str | None) -> tuple[float, float, int]:
+        result = ccsim.run(_equal_rate_scenario(access_queue, 30, "100s", ["0s", "100s"], profile), seed=1)
+        links = result.links
+        access = links[links.link.str.startswith("access:")].queue_pkts.max()
+        return result.summary.rtt_max_ms.max(), result.summary.goodput_bps.max(), access
+
+    rtt_ms, top_bps, access_pkts = run("100000000pkt")
+    assert rtt_ms > 2000 and top_bps > 90e6 and access_pkts > 10 * DEFAULT_ACCESS_QUEUE_PKTS
+    rtt_ms, top_bps, access_pkts = run(None)
+    assert access_pkts <= DEFAULT_ACCESS_QUEUE_PKTS
+    assert rtt_ms < 500, f"a flow's RTT reached {rtt_ms:.0f} ms"
+    assert top_bps < 50e6
 
 
 def test_an_unlimited_access_queue_is_no_longer_possible() -> None:
