@@ -78,7 +78,7 @@ def test_load_scenario_accepts_a_path_or_toml_text():
 
 # The example of docs/internals.md, which examples/single_flow.toml describes.
 INTERNALS_EXAMPLE = {
-    "ccsim_resolved": 1,
+    "ccsim_resolved": 2,
     "duration_ns": 60000000000,
     "sample_interval_ns": 100000000,
     "measure_start_ns": 0,
@@ -92,6 +92,8 @@ INTERNALS_EXAMPLE = {
                     "queue": {"kind": "droptail", "limit": {"pkts": 10000}},
                     "loss_rate": 0.0},
         "access_rate_bps": 1000000000,
+        "access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
+        "reverse_access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
     },
     "flows": [
         {"name": "flow0", "intervals": [{"start_ns": 0, "stop_ns": 60000000000}],
@@ -164,6 +166,32 @@ def test_topology_options_resolve():
     assert topo["reverse"] == {"rate_bps": 1_000_000, "delay_ns": 20_000_000,
                                "queue": {"kind": "droptail", "limit": {"pkts": 20}}, "loss_rate": 0.0}
     assert topo["access_rate_bps"] == 100_000_000
+
+
+def test_access_queue_sets_both_directions_of_every_access_link():
+    data = minimal()
+    data["topology"]["access_queue"] = "50pkt"
+    topo = Scenario.from_dict(data).resolve()["topology"]
+    assert topo["access_queue"] == topo["reverse_access_queue"] == {"kind": "droptail", "limit": {"pkts": 50}}
+    lot = {"kind": "parking_lot", "hops": [{"rate": "10Mbit", "delay": "10ms", "queue": "50pkt"}], "access_queue": "30kB"}
+    data["topology"] = lot
+    topo = Scenario.from_dict(data).resolve()["topology"]
+    assert topo["access_queue"] == topo["reverse_access_queue"] == {"kind": "droptail", "limit": {"bytes": 30_000}}
+    # the canonical TOML keeps the key
+    assert Scenario.from_toml_str(Scenario.from_dict(data).to_toml()).resolve()["topology"] == topo
+
+
+@pytest.mark.parametrize(
+    "queue, field",
+    [("0pkt", "topology.access_queue"), ("1000B", "topology.access_queue"),
+     ({"kind": "red", "limit": "1bdp"}, "topology.access_queue.limit")],
+)
+def test_a_bad_access_queue_is_named(queue, field):
+    data = minimal()
+    data["topology"]["access_queue"] = queue
+    with pytest.raises(ScenarioError) as err:
+        Scenario.from_dict(data)
+    assert err.value.field == field
 
 
 # --- errors ------------------------------------------------------------------------------------------

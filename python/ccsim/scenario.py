@@ -49,6 +49,10 @@ __all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red"
 DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
 DEFAULT_ACCESS_RATE_BPS = 1_000_000_000
 DEFAULT_REVERSE_QUEUE_PKTS = 10_000
+# Access links (both directions) queue like a Linux host's interface: txqueuelen 1000 packets (the
+# kernel testbed runs on Linux). ns-2 scripts set their own limits (DropTail's default is 50 packets):
+# write access_queue = "50pkt" for that. docs/choices.md.
+DEFAULT_ACCESS_QUEUE_PKTS = 1000
 # Streams: CBR 1000 B payload + 28 B IP/UDP; VoIP G.711, 160 B every 20 ms + 40 B IP/UDP/RTP, talk
 # spurts with Brady's means (1.0 s on, 1.35 s off). Web: Pareto shape 1.2, the classic heavy tail.
 CBR_DEFAULT_PAYLOAD_BYTES = 1000
@@ -60,7 +64,7 @@ VOIP_DEFAULT_MEAN_ON_NS = 1_000_000_000
 VOIP_DEFAULT_MEAN_OFF_NS = 1_350_000_000
 WEB_DEFAULT_SIZE_SHAPE = 1.2
 # The version of the resolved document this front end writes (docs/resolved-scenario.md).
-RESOLVED_FORMAT = 1
+RESOLVED_FORMAT = 2
 MAX_FLOW_COUNT = 10_000  # per [[flows]] entry: a typo such as count = 100000 should not build 100000 flows
 
 
@@ -460,6 +464,7 @@ class Topology(_Section):
     queue: Queue
     loss_rate: Probability = Field(default=0.0, alias="loss")
     access_rate_bps: Rate = Field(default=DEFAULT_ACCESS_RATE_BPS, alias="access_rate")
+    access_queue: OptQueue = None
     reverse_rate_bps: OptRate = Field(default=None, alias="reverse_rate")
     reverse_delay_ns: OptTime = Field(default=None, alias="reverse_delay")
     reverse_queue: OptQueue = Field(default=None, alias="reverse_queue")
@@ -479,7 +484,7 @@ class Topology(_Section):
             raise ScenarioError("", f"{value} would drop every packet: must be in [0, 1)")
         return value
 
-    @field_serializer("queue", "reverse_queue", when_used="json")
+    @field_serializer("queue", "reverse_queue", "access_queue", when_used="json")
     def _dump_queue(self, queue: Any) -> Any:
         return _queue_to_toml(queue)
 
@@ -488,8 +493,9 @@ class Topology(_Section):
         for key, queue in self.queues():
             if queue.limit[0] < 1 and not getattr(queue, "needs_bdp", False):
                 raise ScenarioError(key, "must hold at least 1 packet")
-        if getattr(self.reverse_queue, "needs_bdp", False):
-            raise ScenarioError("reverse_queue.limit", "a 'bdp' limit is defined for the bottleneck queue only")
+        for key in ("reverse_queue", "access_queue"):
+            if getattr(getattr(self, key), "needs_bdp", False):
+                raise ScenarioError(f"{key}.limit", "a 'bdp' limit is defined for the bottleneck queue only")
         return self
 
     def bdp_pkts(self, rtt_ns: float, packet_bytes: int) -> float:
@@ -498,7 +504,8 @@ class Topology(_Section):
 
     def queues(self) -> list[tuple[str, Any]]:
         """(key, queue) of every configured queue, for checks that span the scenario."""
-        return [(k, q) for k, q in (("queue", self.queue), ("reverse_queue", self.reverse_queue)) if q is not None]
+        configured = (("queue", self.queue), ("reverse_queue", self.reverse_queue), ("access_queue", self.access_queue))
+        return [(k, q) for k, q in configured if q is not None]
 
     @property
     def hop_count(self) -> None:
@@ -521,7 +528,21 @@ class Topology(_Section):
                 "loss_rate": 0.0 if self.reverse_loss_rate is None else self.reverse_loss_rate,
             },
             "access_rate_bps": self.access_rate_bps,
+            **_resolve_access_queues(self.access_queue),
         }
+
+
+def _resolve_access_queues(queue: "DropTail | Red | None") -> dict[str, Any]:
+    """Both directions of every access link get ``access_queue`` (default: txqueuelen, 1000 packets)."""
+    queue = queue or DropTail(limit=f"{DEFAULT_ACCESS_QUEUE_PKTS}pkt")
+    return {"access_queue": queue.resolve(), "reverse_access_queue": queue.resolve()}
+
+
+def _check_access_queue(queue: "DropTail | Red | None") -> None:
+    if queue is not None and queue.limit[0] < 1:
+        raise ScenarioError("access_queue", "must hold at least 1 packet")
+    if getattr(queue, "needs_bdp", False):
+        raise ScenarioError("access_queue.limit", "a 'bdp' limit is defined for the dumbbell bottleneck queue only")
 
 
 class Hop(_Section):
@@ -568,11 +589,22 @@ class ParkingLot(_Section):
     kind: Literal["parking_lot"]
     hops: list[Hop] = Field(min_length=1)
     access_rate_bps: Rate = Field(default=DEFAULT_ACCESS_RATE_BPS, alias="access_rate")
+    access_queue: OptQueue = None
 
     _check_rates = field_validator("access_rate_bps")(_positive)
 
+    @field_serializer("access_queue", when_used="json")
+    def _dump_queue(self, queue: Any) -> Any:
+        return _queue_to_toml(queue)
+
+    @model_validator(mode="after")
+    def _check_access(self) -> "ParkingLot":
+        _check_access_queue(self.access_queue)
+        return self
+
     def queues(self) -> list[tuple[str, Any]]:
-        return [(f"hops[{k}].queue", h.queue) for k, h in enumerate(self.hops)]
+        hops = [(f"hops[{k}].queue", h.queue) for k, h in enumerate(self.hops)]
+        return hops + ([("access_queue", self.access_queue)] if self.access_queue is not None else [])
 
     @property
     def hop_count(self) -> int:
@@ -584,6 +616,7 @@ class ParkingLot(_Section):
             "hops": [h.resolve() for h in self.hops],
             "reverse_hops": [h.resolve_reverse() for h in self.hops],
             "access_rate_bps": self.access_rate_bps,
+            **_resolve_access_queues(self.access_queue),
         }
 
 
@@ -863,6 +896,8 @@ class Scenario(_Section):
             return f"topology.{keys.get(key, key)}{rest}"
         if engine_field == "topology.access_rate_bps":
             return "topology.access_rate"
+        if m := re.fullmatch(r"topology\.(?:reverse_)?access_queue(.*)", engine_field):
+            return "topology.access_queue" + m.group(1).replace(".mean_pkt_bytes", ".mean_pkt_size")
         m = re.fullmatch(r"flows\[(\d+)\]\.(.*)", engine_field)
         if not m:
             return engine_field

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SimError;
 
 /// The version of the document this engine reads (`ccsim_resolved`); bumped on any change of meaning.
-pub const RESOLVED_FORMAT: u32 = 1;
+pub const RESOLVED_FORMAT: u32 = 2;
 
 /// A whole run except the seed (given next to the document).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
@@ -47,6 +47,10 @@ pub struct ParkingLot {
     /// Reverse (ACK) hops, one per forward hop.
     pub reverse_hops: Vec<LinkSpec>,
     pub access_rate_bps: u64,
+    /// Queue of every flow's access link towards the network (the sender host's interface queue).
+    pub access_queue: QueueSpec,
+    /// Queue of every flow's access link towards the host (ACKs, and a reverse flow's data).
+    pub reverse_access_queue: QueueSpec,
 }
 
 /// N senders, each behind its own access link, one bottleneck, receivers behind it, and a reverse
@@ -58,6 +62,10 @@ pub struct Dumbbell {
     /// Reverse (ACK) direction of the bottleneck.
     pub reverse: LinkSpec,
     pub access_rate_bps: u64,
+    /// Queue of every flow's access link towards the network (the sender host's interface queue).
+    pub access_queue: QueueSpec,
+    /// Queue of every flow's access link towards the host (ACKs, and a reverse flow's data).
+    pub reverse_access_queue: QueueSpec,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
@@ -383,6 +391,8 @@ impl Scenario {
                 if d.access_rate_bps == 0 {
                     return Err(err("topology.access_rate_bps", "must be > 0"));
                 }
+                check_queue("topology.access_queue", &d.access_queue)?;
+                check_queue("topology.reverse_access_queue", &d.reverse_access_queue)?;
                 None
             }
             Topology::ParkingLot(p) => {
@@ -401,6 +411,8 @@ impl Scenario {
                 if p.access_rate_bps == 0 {
                     return Err(err("topology.access_rate_bps", "must be > 0"));
                 }
+                check_queue("topology.access_queue", &p.access_queue)?;
+                check_queue("topology.reverse_access_queue", &p.reverse_access_queue)?;
                 Some(p.hops.len())
             }
         };
@@ -538,14 +550,19 @@ fn check_link(field: &str, l: &LinkSpec) -> Result<(), SimError> {
     if !(0.0..1.0).contains(&l.loss_rate) {
         return Err(SimError::scenario(format!("{field}.loss_rate"), format!("{} would drop every packet: must be in [0, 1)", l.loss_rate)));
     }
-    match l.queue {
+    check_queue(&format!("{field}.queue"), &l.queue)
+}
+
+/// Every queue is finite: a limit of at least one packet, RED thresholds inside it.
+fn check_queue(field: &str, queue: &QueueSpec) -> Result<(), SimError> {
+    match *queue {
         QueueSpec::Droptail { limit } => {
             if limit.value() == 0 {
-                return Err(SimError::scenario(format!("{field}.queue"), "must hold at least 1 packet"));
+                return Err(SimError::scenario(field, "must hold at least 1 packet"));
             }
         }
         QueueSpec::Red { limit, min_th, max_th, max_p, w_q, mean_pkt_bytes, .. } => {
-            let q = |k: &str| format!("{field}.queue.{k}");
+            let q = |k: &str| format!("{field}.{k}");
             let limit = limit.value();
             if limit == 0 {
                 return Err(SimError::scenario(q("limit"), "must hold at least 1 packet"));

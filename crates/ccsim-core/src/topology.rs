@@ -8,8 +8,8 @@ use std::time::Duration;
 use ccsim_cc::Rng;
 
 use crate::link::Link;
-use crate::queue::{self, DropTail};
-use crate::scenario::{DelaySpec, Direction, Dumbbell, LinkSpec, ParkingLot, RouteSpec, Scenario, Topology};
+use crate::queue;
+use crate::scenario::{DelaySpec, Direction, Dumbbell, LinkSpec, ParkingLot, QueueSpec, RouteSpec, Scenario, Topology};
 
 /// Stable random-stream ids, so adding a flow never changes another component's draws.
 pub mod streams {
@@ -73,9 +73,17 @@ fn link_from_spec(name: &str, spec: &LinkSpec, rng: Rng) -> Link {
     Link::new(name.to_string(), spec.rate_bps, Duration::from_nanos(spec.delay_ns), spec.loss_rate, queue::build(&spec.queue), rng)
 }
 
-/// An access link: fast, unlimited queue, no random loss.
-fn access_link(name: String, rate_bps: u64, delay_ns: u64, rng: Rng) -> Link {
-    Link::new(name, rate_bps, Duration::from_nanos(delay_ns), 0.0, Box::new(DropTail { limit_pkts: None, limit_bytes: None }), rng)
+/// An access link: the flow's own delay, the topology's access rate and queue (finite, like a host's
+/// interface queue: Linux `txqueuelen`), no random loss.
+fn access_link(name: String, rate_bps: u64, delay_ns: u64, queue: &QueueSpec, rng: Rng) -> Link {
+    Link::new(name, rate_bps, Duration::from_nanos(delay_ns), 0.0, queue::build(queue), rng)
+}
+
+/// Rate and queues shared by every flow's access link pair.
+struct Access<'a> {
+    rate_bps: u64,
+    queue: &'a QueueSpec,
+    reverse_queue: &'a QueueSpec,
 }
 
 pub fn build(scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
@@ -86,11 +94,13 @@ pub fn build(scenario: &Scenario, seed: u64, flow_names: &[String], access_delay
 }
 
 /// Adds the access link pair of flow `i` and returns (towards the network, towards the host).
-fn add_access(links: &mut Vec<Link>, i: usize, name: &str, rate_bps: u64, delay_ns: u64, seed: u64) -> (u32, u32) {
+fn add_access(links: &mut Vec<Link>, i: usize, name: &str, access: &Access, delay_ns: u64, seed: u64) -> (u32, u32) {
     let up = links.len() as u32;
-    links.push(access_link(format!("access:{name}"), rate_bps, delay_ns, Rng::new(seed, streams::access(i))));
+    let rng = Rng::new(seed, streams::access(i));
+    links.push(access_link(format!("access:{name}"), access.rate_bps, delay_ns, access.queue, rng));
     let down = links.len() as u32;
-    links.push(access_link(format!("reverse_access:{name}"), rate_bps, delay_ns, Rng::new(seed, streams::reverse_access(i))));
+    let rng = Rng::new(seed, streams::reverse_access(i));
+    links.push(access_link(format!("reverse_access:{name}"), access.rate_bps, delay_ns, access.reverse_queue, rng));
     (up, down)
 }
 
@@ -98,13 +108,14 @@ fn add_access(links: &mut Vec<Link>, i: usize, name: &str, rate_bps: u64, delay_
 /// bottleneck, receivers right behind it; ACKs return over `reverse` and `reverse_access_i`. A
 /// reverse-direction flow sends its data over `reverse` and its ACKs over the bottleneck.
 fn dumbbell(d: &Dumbbell, scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
+    let access = Access { rate_bps: d.access_rate_bps, queue: &d.access_queue, reverse_queue: &d.reverse_access_queue };
     let mut links = vec![
         link_from_spec("bottleneck", &d.bottleneck, Rng::new(seed, streams::BOTTLENECK)),
         link_from_spec("reverse", &d.reverse, Rng::new(seed, streams::REVERSE)),
     ];
     let mut routes = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
-        let (up, down) = add_access(&mut links, i, &flow_names[i], d.access_rate_bps, access_delays[i], seed);
+        let (up, down) = add_access(&mut links, i, &flow_names[i], &access, access_delays[i], seed);
         // `validate` admits only dumbbell routes on a dumbbell.
         let direction = match f.route {
             RouteSpec::Dumbbell { direction } => direction,
@@ -122,6 +133,7 @@ fn dumbbell(d: &Dumbbell, scenario: &Scenario, seed: u64, flow_names: &[String],
 /// first_hop..=last_hop. The run's "bottleneck" is the first hop.
 fn parking_lot(p: &ParkingLot, scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
     let n = p.hops.len();
+    let access = Access { rate_bps: p.access_rate_bps, queue: &p.access_queue, reverse_queue: &p.reverse_access_queue };
     let mut links = Vec::with_capacity(2 * n + 2 * scenario.flows.len());
     for (k, h) in p.hops.iter().enumerate() {
         links.push(link_from_spec(&format!("hop{k}"), h, Rng::new(seed, streams::hop(k))));
@@ -136,7 +148,7 @@ fn parking_lot(p: &ParkingLot, scenario: &Scenario, seed: u64, flow_names: &[Str
             RouteSpec::ParkingLot { first_hop, last_hop } => (first_hop, last_hop),
             RouteSpec::Dumbbell { .. } => (0, n - 1),
         };
-        let (up, down) = add_access(&mut links, i, &flow_names[i], p.access_rate_bps, access_delays[i], seed);
+        let (up, down) = add_access(&mut links, i, &flow_names[i], &access, access_delays[i], seed);
         let mut forward = vec![up];
         forward.extend((first..=last).map(|k| k as u32));
         let mut reverse: Vec<u32> = (first..=last).rev().map(|k| (n + k) as u32).collect();

@@ -132,6 +132,11 @@ pub fn complete(s: &Value) -> Value {
     if topo.get("access_rate_bps").is_none() {
         topo["access_rate_bps"] = json!(1_000_000_000u64);
     }
+    for key in ["access_queue", "reverse_access_queue"] {
+        if topo.get(key).is_none() {
+            topo[key] = json!({"kind": "droptail", "limit": {"pkts": 1000}});
+        }
+    }
     let flows: Vec<Value> =
         s["flows"].as_array().unwrap().iter().enumerate().map(|(i, f)| complete_flow(i, f, duration, hops)).collect();
     json!({

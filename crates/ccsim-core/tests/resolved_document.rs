@@ -31,6 +31,8 @@ fn a_document_with_a_field_left_out_is_refused_naming_it() {
     for (path, field) in [
         (&["duration_ns"][..], "duration_ns"),
         (&["topology", "reverse"][..], "topology.reverse"),
+        (&["topology", "access_queue"][..], "topology.access_queue"),
+        (&["topology", "reverse_access_queue"][..], "topology.reverse_access_queue"),
         // Inside a `kind`-tagged object serde reports the path up to that object, then the key.
         (&["topology", "bottleneck", "loss_rate"][..], "topology.loss_rate"),
         (&["flows", "0", "name"][..], "flows[0].name"),
@@ -57,11 +59,20 @@ fn an_unknown_field_or_format_version_is_refused() {
     doc["flows"][0]["traffic"]["tcp"]["sack_permitted"] = Value::Bool(true);
     assert_eq!(refused(&doc), "flows[0].traffic.sack_permitted");
     let mut doc = single();
-    doc["ccsim_resolved"] = Value::from(2);
+    doc["ccsim_resolved"] = Value::from(ccsim_core::scenario::RESOLVED_FORMAT + 1);
     assert_eq!(refused(&doc), "ccsim_resolved");
     let mut doc = single();
     doc["flows"][0]["traffic"]["tcp"] = Value::Null;
     assert_eq!(refused(&doc), "flows[0].traffic");
+}
+
+#[test]
+fn every_access_queue_is_finite() {
+    for key in ["access_queue", "reverse_access_queue"] {
+        let mut doc = single();
+        doc["topology"][key] = serde_json::json!({"kind": "droptail", "limit": {"pkts": 0}});
+        assert_eq!(refused(&doc), format!("topology.{key}"));
+    }
 }
 
 #[test]

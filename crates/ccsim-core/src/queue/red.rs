@@ -422,11 +422,12 @@ mod tests {
         use crate::scenario::Scenario;
         let json = |queue: &str| {
             format!(
-                r#"{{"ccsim_resolved": 1, "duration_ns": 1000000000, "sample_interval_ns": 100000000, "measure_start_ns": 0,
+                r#"{{"ccsim_resolved": 2, "duration_ns": 1000000000, "sample_interval_ns": 100000000, "measure_start_ns": 0,
                 "measure_end_ns": 1000000000, "topology": {{"kind": "dumbbell", "bottleneck": {{"rate_bps": 10000000,
                 "delay_ns": 20000000, "queue": {queue}, "loss_rate": 0.0}}, "reverse": {{"rate_bps": 10000000,
                 "delay_ns": 20000000, "queue": {{"kind": "droptail", "limit": {{"pkts": 100}}}}, "loss_rate": 0.0}},
-                "access_rate_bps": 1000000000}}, "flows": []}}"#
+                "access_rate_bps": 1000000000, "access_queue": {{"kind": "droptail", "limit": {{"pkts": 1000}}}},
+                "reverse_access_queue": {{"kind": "droptail", "limit": {{"pkts": 1000}}}}}}, "flows": []}}"#
             )
         };
         let good = r#"{"kind": "red", "limit": {"pkts": 33}, "min_th": 6.6, "max_th": 26.4, "max_p": 0.1, "w_q": 0.002,
