@@ -15,7 +15,9 @@
 //!   per further duplicate ACK; a partial ACK retransmits the first unacknowledged segment, deflates
 //!   the window by the amount acked and adds back one MSS if at least one MSS was acked, and resets the
 //!   RTO timer only for the first partial ACK ("impatient" variant); the full ACK ends recovery and the
-//!   algorithm sets cwnd (RFC 6582 step 3 option 1 by default).
+//!   algorithm sets cwnd (RFC 6582 step 3 option 1 by default). The FlightSize halved at a loss is
+//!   the span less the inflation, at most cwnd (Linux `tcp_add_reno_sack`, `tcp_reno_ssthresh`;
+//!   FreeBSD `newreno_cong_signal`): see `in_flight`.
 //! * With SACK (RFC 2018, on by default as on FreeBSD and Linux): conservative SACK-based loss recovery
 //!   of RFC 6675: scoreboard, IsLost(), pipe, NextSeg() rules 1-3 (rule 4, the rescue retransmission,
 //!   is not implemented), cwnd = ssthresh at entry.
