@@ -15,7 +15,9 @@
 //!   per further duplicate ACK; a partial ACK retransmits the first unacknowledged segment, deflates
 //!   the window by the amount acked and adds back one MSS if at least one MSS was acked, and resets the
 //!   RTO timer only for the first partial ACK ("impatient" variant); the full ACK ends recovery and the
-//!   algorithm sets cwnd (RFC 6582 step 3 option 1 by default).
+//!   algorithm sets cwnd (RFC 6582 step 3 option 1 by default). The FlightSize halved at a loss is
+//!   the span less the inflation, at most cwnd (Linux `tcp_add_reno_sack`, `tcp_reno_ssthresh`;
+//!   FreeBSD `newreno_cong_signal`): see `in_flight`.
 //! * With SACK (RFC 2018, on by default as on FreeBSD and Linux): conservative SACK-based loss recovery
 //!   of RFC 6675: scoreboard, IsLost(), pipe, NextSeg() rules 1-3 (rule 4, the rescue retransmission,
 //!   is not implemented), cwnd = ssthresh at entry.
@@ -218,12 +220,22 @@ impl Sender {
         not_lost + retransmitted
     }
 
-    /// Bytes in flight as reported to the algorithm.
+    /// Bytes in flight as reported to the algorithm (and halved at a loss): what is in the network,
+    /// not the sequence span. With SACK during recovery that is the RFC 6675 pipe. Without SACK the
+    /// sender has no scoreboard, and the span can far exceed the path: during NewReno recovery it
+    /// also holds what the receiver has already got above the hole (one segment per duplicate ACK,
+    /// which is what the RFC 6582 inflation counts), and the inflated window can leave more data
+    /// outstanding after recovery than the deflated cwnd allows. So without SACK the amount is the
+    /// span less the inflation (Linux counts dupacks as SACKed segments, `tcp_add_reno_sack`, in
+    /// `tcp_packets_in_flight`), and never more than cwnd, the window that let data in (Linux
+    /// `tcp_reno_ssthresh` and FreeBSD `newreno_cong_signal` halve cwnd). See docs/choices.md.
     fn in_flight(&self) -> u64 {
-        if self.in_fast_recovery && self.sack {
-            self.pipe()
-        } else {
-            self.snd_nxt.saturating_sub(self.snd_una)
+        let span = self.snd_nxt.saturating_sub(self.snd_una);
+        match (self.sack, self.in_fast_recovery) {
+            (true, true) => self.pipe(),
+            (true, false) => span,
+            (false, true) => span.saturating_sub(self.inflation.max(0) as u64).min(self.w.cwnd_bytes),
+            (false, false) => span.min(self.w.cwnd_bytes),
         }
     }
 
@@ -355,10 +367,15 @@ impl Sender {
         self.recover = self.snd_max;
         self.partial_ack_seen = false;
         self.stats.fast_retransmits += 1;
+        // RFC 5681 eq. (4) FlightSize, less the segments limited transmit sent (section 3.2 step 2);
+        // without SACK bounded by cwnd as in `in_flight`: after an inflated NewReno recovery the span
+        // can be several windows (FreeBSD and Linux halve cwnd here).
+        let flight = self.flight_size() - self.limited_transmit_bytes.min(self.flight_size());
+        let flight_at_loss = if self.sack { flight } else { flight.min(self.w.cwnd_bytes) };
         let ev = LossEvent {
             now,
             kind: LossKind::FastRetransmit,
-            bytes_in_flight: self.flight_size() - self.limited_transmit_bytes.min(self.flight_size()),
+            bytes_in_flight: flight_at_loss,
             min_rtt: self.rtt.min,
             srtt: self.rtt.srtt,
         };
@@ -767,10 +784,53 @@ mod tests {
         assert!(!s.in_fast_recovery);
         assert_eq!(s.stats.timeouts, 1);
         assert_eq!(s.w.cwnd_bytes, MSS, "loss window");
-        // First expiry: ssthresh = FlightSize/2 = 12000/2.
-        assert_eq!(s.w.ssthresh_bytes, 6 * MSS);
+        // First expiry: the span 12000 less the 3000 the dupacks reported delivered, bounded by the
+        // deflated cwnd 5000 (what is in the network, see `in_flight`): ssthresh = 5000/2.
+        assert_eq!(s.w.ssthresh_bytes, 5 * MSS / 2);
         assert_eq!(seqs(&out), vec![(0, true)], "go-back-N from snd_una");
         assert_eq!(s.recover, 12 * MSS, "recover = highest sent");
+    }
+
+    /// A long NewReno recovery without SACK: every dupack inflates the window by one MSS and lets one
+    /// new segment out, so the span grows to several windows while the network holds about cwnd.
+    fn into_long_recovery() -> Sender {
+        let mut s = into_recovery();
+        let mut out = Vec::new();
+        for i in 0..40 {
+            s.on_ack(at(43 + i), &ack(0, 0, false), &mut out);
+        }
+        assert_eq!(s.w.cwnd_bytes, 5 * MSS);
+        assert_eq!(s.flight_size(), 48 * MSS, "window 8000 + 40 inflated MSS");
+        s
+    }
+
+    #[test]
+    fn rto_during_long_newreno_recovery_halves_the_deflated_window_not_the_span() {
+        // The SACK-off collapse: halving the span (48000) gave ssthresh 24000, several times what
+        // the path holds, then overshoot and timeouts again.
+        let mut s = into_long_recovery();
+        let mut out = Vec::new();
+        s.on_rto(at(1000), &mut out);
+        // In the network: span 48000 less the inflation 43000 = 5000, and never more than cwnd 5000.
+        assert_eq!(s.w.ssthresh_bytes, 5 * MSS / 2);
+        assert_eq!(s.w.cwnd_bytes, MSS);
+    }
+
+    #[test]
+    fn fast_retransmit_after_an_inflated_recovery_halves_cwnd_not_the_leftover_span() {
+        let mut s = into_long_recovery();
+        let mut out = Vec::new();
+        // Full ACK: recovery ends with cwnd = min(ssthresh, FlightSize + MSS) = 5000, but the data the
+        // inflated window let out is still outstanding.
+        s.on_ack(at(80), &ack(12 * MSS, 42, true), &mut out);
+        assert!(!s.in_fast_recovery);
+        assert_eq!(s.w.cwnd_bytes, 5 * MSS);
+        assert_eq!(s.flight_size(), 36 * MSS);
+        for i in 0..3 {
+            s.on_ack(at(90 + i), &ack(12 * MSS, 50, false), &mut out);
+        }
+        assert_eq!(s.stats.fast_retransmits, 2);
+        assert_eq!(s.w.ssthresh_bytes, 5 * MSS / 2, "cwnd/2, not FlightSize 36000/2");
     }
 
     #[test]
