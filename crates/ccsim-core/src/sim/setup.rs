@@ -7,7 +7,7 @@ use ccsim_cc::{Rng, Time};
 use crate::error::SimError;
 use crate::scenario::{Scenario, Traffic, VoicePattern};
 use crate::sim::flow::{App, Flow, Identity, Schedule};
-use crate::sim::params::to_param_map;
+use crate::sim::params::{controller, to_param_map};
 use crate::sim::web::{TransferFactory, WebGenerator};
 use crate::stream::{StreamPattern, StreamSink, StreamSource};
 use crate::tcp::{Receiver, Sender};
@@ -19,9 +19,7 @@ pub(crate) fn scenario_flow(scenario: &Scenario, i: usize, name: String, route: 
     let field = format!("flows[{i}].traffic");
     let app = match &spec.traffic {
         Traffic::Tcp { algorithm, params, tcp, .. } => {
-            let params = to_param_map(params);
-            let init = Sender::cc_init(tcp, Rng::new(seed, topology::streams::flow_cc(i)));
-            let cc = ccsim_cc::build(algorithm, &params, &init).map_err(|e| SimError::from_cc(&field, e))?;
+            let cc = controller(&field, algorithm, &to_param_map(params), tcp, Rng::new(seed, topology::streams::flow_cc(i)))?;
             App::Tcp {
                 sender: Sender::new(i as u32, tcp, cc, spec.transfer_bytes()),
                 receiver: Receiver::new(i as u32, tcp.delayed_ack, tcp.mss_bytes),

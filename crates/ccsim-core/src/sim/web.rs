@@ -12,8 +12,7 @@ use ccsim_cc::{Cc, ParamMap, Rng, Time};
 
 use crate::error::SimError;
 use crate::scenario::{FlowSpec, TcpConfig};
-use crate::sim::params::to_param_map;
-use crate::tcp::Sender;
+use crate::sim::params::{controller, to_param_map};
 use crate::topology;
 
 /// A web generator's state: its random stream (arrivals and sizes) and how many it has started.
@@ -45,15 +44,15 @@ impl TransferFactory {
         let Some((algorithm, params, tcp)) = spec.congestion_control() else {
             return Err(SimError::scenario(field, "web traffic needs an algorithm"));
         };
-        let params = to_param_map(params);
-        let init = Sender::cc_init(tcp, Rng::new(seed, topology::streams::flow_cc(i)));
-        ccsim_cc::build(algorithm, &params, &init).map_err(|e| SimError::from_cc(field, e))?;
-        Ok(TransferFactory { field: field.to_string(), algorithm: algorithm.to_string(), params, tcp: tcp.clone() })
+        let factory =
+            TransferFactory { field: field.to_string(), algorithm: algorithm.to_string(), params: to_param_map(params), tcp: tcp.clone() };
+        factory.build(Rng::new(seed, topology::streams::flow_cc(i)))?;
+        Ok(factory)
     }
 
     /// The controller of one transfer, with the transfer's own random stream.
     pub fn build(&self, rng: Rng) -> Result<Cc, SimError> {
-        ccsim_cc::build(&self.algorithm, &self.params, &Sender::cc_init(&self.tcp, rng)).map_err(|e| SimError::from_cc(&self.field, e))
+        controller(&self.field, &self.algorithm, &self.params, &self.tcp, rng)
     }
 }
 
