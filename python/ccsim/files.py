@@ -91,6 +91,18 @@ def read_json(path: str | Path, limit: int = MAX_RECORD_BYTES) -> Any:
         raise CcsimError(f"{path}: not valid JSON ({reason})") from None
 
 
+def read_record(directory: Path, name: str, table: str, kind: str) -> tuple[Path, dict[str, Any]]:
+    """The record ``name`` (``meta.json``, ``sweep.json``) of a ``kind`` directory (``"ccsim run"``,
+    ``"sweep"``) and its parsed content, which must be a table holding the table ``table``."""
+    path = directory / name
+    if not path.is_file():
+        raise CcsimError(f"{directory}: not a {kind} directory (no {name})")
+    record = read_json(path)
+    if not isinstance(record, dict) or not isinstance(record.get(table), dict):
+        raise CcsimError(f"{path}: not a {kind} record (no {table} table)")
+    return path, record
+
+
 def inside(path: Path, directory: Path) -> bool:
     """Whether ``path`` resolves (symlinks followed) to a place inside ``directory``."""
     try:

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from ccsim._version import __version__
 from ccsim.engine import algorithms
 from ccsim.errors import CcsimError, OutputExistsError
-from ccsim.files import read_json
+from ccsim.files import read_record
 from ccsim.outdir import MARKER_FILE, check_replaceable, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
 
 if TYPE_CHECKING:
@@ -108,12 +108,7 @@ class Result:
     def load(cls, directory: str | Path) -> "Result":
         """Reads a directory written by :meth:`save`."""
         directory = Path(directory)
-        meta_path = directory / META_FILE
-        if not meta_path.is_file():
-            raise CcsimError(f"{directory}: not a ccsim run directory (no {META_FILE})")
-        meta = read_json(meta_path)
-        if not isinstance(meta, dict) or not isinstance(meta.get("scenario"), dict):
-            raise CcsimError(f"{meta_path}: not a ccsim run record (no scenario table)")
+        meta_path, meta = read_record(directory, META_FILE, "scenario", "ccsim run")
         run_summary = meta.pop("run_summary", {})
         if not isinstance(run_summary, dict):
             raise CcsimError(f"{meta_path}: run_summary: must be a table")

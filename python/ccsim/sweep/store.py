@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim.errors import CcsimError, OutputExistsError
-from ccsim.files import read_json
+from ccsim.files import read_json, read_record
 from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
 from ccsim.result import json_safe, read_parquet
 from ccsim.sweep.plan import SweepPlan, SweepRun
@@ -192,12 +192,7 @@ class SweepResult:
 def load_sweep(directory: str | Path) -> SweepResult:
     """Reads a sweep directory written by :func:`run_sweep`."""
     directory = Path(directory)
-    meta_path = directory / SWEEP_FILE
-    if not meta_path.is_file():
-        raise CcsimError(f"{directory}: not a sweep directory (no {SWEEP_FILE})")
-    meta = read_json(meta_path)
-    if not isinstance(meta, dict) or not isinstance(meta.get("plan"), dict):
-        raise CcsimError(f"{meta_path}: not a sweep record (no plan table)")
+    meta_path, meta = read_record(directory, SWEEP_FILE, "plan", "sweep")
     try:  # a sweep.json is shared like a plan: its base may not name a file outside the directory
         plan = SweepPlan.from_dict(meta["plan"], base_dir=directory, source=meta.get("source"), allow_outside_paths=False)
     except RecursionError:
