@@ -18,6 +18,8 @@ pub enum Event {
     DelayedAck(u32),
     /// A stream source's next packet is due.
     StreamEmit(u32),
+    /// A rate-limited application's next write is due (`sim/app_rate.rs`).
+    AppWrite(u32),
     /// A web generator starts its next transfer.
     WebArrival(u32),
     Sample,

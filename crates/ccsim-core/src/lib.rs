@@ -10,6 +10,7 @@ pub mod error;
 pub mod event;
 pub mod histogram;
 pub mod link;
+pub mod loss_schedule;
 pub mod packet;
 pub mod queue;
 pub mod ranges;

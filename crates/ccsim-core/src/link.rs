@@ -13,6 +13,7 @@ use std::time::Duration;
 use ccsim_cc::{Rng, Time};
 
 use crate::histogram::Histogram;
+use crate::loss_schedule::LossSchedule;
 use crate::packet::Packet;
 use crate::queue::{QueueDiscipline, QueueState};
 
@@ -41,7 +42,8 @@ pub struct Link {
     pub name: String,
     pub rate_bps: u64,
     pub delay: Duration,
-    pub loss_rate: f64,
+    /// Random loss probability over time (constant unless the scenario changes it).
+    loss: LossSchedule,
     discipline: Box<dyn QueueDiscipline>,
     rng: Rng,
     /// End of the last scheduled transmission.
@@ -58,13 +60,13 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(name: String, rate_bps: u64, delay: Duration, loss_rate: f64, mut discipline: Box<dyn QueueDiscipline>, rng: Rng) -> Link {
+    pub fn new(name: String, rate_bps: u64, delay: Duration, loss: LossSchedule, mut discipline: Box<dyn QueueDiscipline>, rng: Rng) -> Link {
         discipline.attach(rate_bps);
         Link {
             name,
             rate_bps,
             delay,
-            loss_rate,
+            loss,
             discipline,
             rng,
             busy_until: Time::ZERO,
@@ -107,7 +109,8 @@ impl Link {
         if in_window {
             self.window.arrivals += 1;
         }
-        if self.loss_rate > 0.0 && self.rng.bernoulli(self.loss_rate) {
+        let loss_rate = self.loss.at(now);
+        if loss_rate > 0.0 && self.rng.bernoulli(loss_rate) {
             self.interval.drops_random += 1;
             if in_window {
                 self.window.drops_random += 1;

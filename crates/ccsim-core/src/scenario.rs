@@ -76,6 +76,17 @@ pub struct LinkSpec {
     pub queue: QueueSpec,
     /// Bernoulli per-packet random loss probability (dummynet `plr`), counted apart from queue drops.
     pub loss_rate: f64,
+    /// Later changes of `loss_rate`, in time order: from `at_ns` on the link drops with the step's
+    /// probability (`loss_schedule.rs`). Empty for a constant loss rate.
+    pub loss_changes: Vec<LossChange>,
+}
+
+/// From `at_ns` on, a link's random loss probability is `loss_rate`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LossChange {
+    pub at_ns: u64,
+    pub loss_rate: f64,
 }
 
 /// A queue limit and the unit the queue is measured in: `{"pkts": 84}` or `{"bytes": 150000}`.
@@ -179,6 +190,17 @@ pub enum Transfer {
     Finite { bytes: u64 },
 }
 
+/// How fast a TCP flow's application writes data (`sim/app_rate.rs`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppRate {
+    /// Data is always there to send (a bulk or finite transfer written at once).
+    Unlimited,
+    /// The application writes `rate_bps` of payload: one segment at the start of each active
+    /// interval, then one every `mss * 8 / rate_bps` seconds.
+    Limited { rate_bps: u64 },
+}
+
 /// A VoIP source's packet pattern.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -220,6 +242,7 @@ pub enum Traffic {
         params: BTreeMap<String, ParamSetting>,
         tcp: TcpConfig,
         transfer: Transfer,
+        app_rate: AppRate,
     },
     /// Web-like background: short TCP transfers arriving as a Poisson process (`arrival_rate` per
     /// second) with Pareto sizes (mean `size_mean_bytes`, shape `size_shape`), each with `algorithm`.
@@ -244,6 +267,9 @@ pub struct FlowSpec {
     /// Active intervals [start, stop): ordered, disjoint, inside the run. A TCP flow keeps its
     /// connection state across the gaps.
     pub intervals: Vec<Interval>,
+    /// A random start: the first interval starts at `intervals[0].start_ns + U * start_spread_ns`, U
+    /// uniform on [0, 1) drawn per flow from the run's seed (`sim/start.rs`); 0 for a fixed start.
+    pub start_spread_ns: u64,
     pub access_delay: DelaySpec,
     pub route: RouteSpec,
     pub traffic: Traffic,
@@ -293,6 +319,8 @@ pub struct TcpConfig {
     /// Header bytes on the wire per segment (IP + TCP + options); link occupancy counts wire bytes.
     pub header_bytes: u64,
     pub initial_window_pkts: u64,
+    /// ssthresh when the connection starts (`tcp/startup.rs`).
+    pub initial_ssthresh: InitialSsthresh,
     pub sack: bool,
     pub delayed_ack: bool,
     pub delayed_ack_timeout_ns: u64,
@@ -305,6 +333,20 @@ pub struct TcpConfig {
     pub rwnd_bytes: u64,
     pub dupack_threshold: u32,
     pub limited_transmit: bool,
+}
+
+/// A connection's slow-start threshold before its first loss.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum InitialSsthresh {
+    /// Arbitrarily high (RFC 5681 section 3.1): slow start until the first loss.
+    Unlimited,
+    /// A fixed threshold in bytes (Linux route metric `ssthresh`, FreeBSD host cache `rmx_ssthresh`,
+    /// ns-2 `window_` / `max_ssthresh_`).
+    Bytes { bytes: u64 },
+    /// Slow start off: one byte below the initial window, so the flow starts in congestion avoidance
+    /// under either slow-start test (`cwnd <= ssthresh` or `cwnd < ssthresh`).
+    BelowInitialWindow,
 }
 
 /// Plain seconds, milliseconds, microseconds or nanoseconds, for messages.
@@ -386,8 +428,8 @@ impl Scenario {
         }
         let hops = match &self.topology {
             Topology::Dumbbell(d) => {
-                check_link("topology.bottleneck", &d.bottleneck)?;
-                check_link("topology.reverse", &d.reverse)?;
+                check_link("topology.bottleneck", &d.bottleneck, duration)?;
+                check_link("topology.reverse", &d.reverse, duration)?;
                 if d.access_rate_bps == 0 {
                     return Err(err("topology.access_rate_bps", "must be > 0"));
                 }
@@ -400,13 +442,13 @@ impl Scenario {
                     return Err(err("topology.hops", "at least one hop is needed"));
                 }
                 for (k, h) in p.hops.iter().enumerate() {
-                    check_link(&format!("topology.hops[{k}]"), h)?;
+                    check_link(&format!("topology.hops[{k}]"), h, duration)?;
                 }
                 if p.reverse_hops.len() != p.hops.len() {
                     return Err(err("topology.reverse_hops", "needs one entry per forward hop"));
                 }
                 for (k, h) in p.reverse_hops.iter().enumerate() {
-                    check_link(&format!("topology.reverse_hops[{k}]"), h)?;
+                    check_link(&format!("topology.reverse_hops[{k}]"), h, duration)?;
                 }
                 if p.access_rate_bps == 0 {
                     return Err(err("topology.access_rate_bps", "must be > 0"));
@@ -444,6 +486,17 @@ impl Scenario {
                 }
                 prev_stop = iv.stop_ns;
             }
+            let first = f.intervals[0];
+            if first.start_ns.saturating_add(f.start_spread_ns) >= first.stop_ns {
+                return Err(err(
+                    at("start_spread_ns"),
+                    format!(
+                        "the latest start {} is not before the first interval's stop ({})",
+                        fmt_ns(first.start_ns.saturating_add(f.start_spread_ns)),
+                        fmt_ns(first.stop_ns)
+                    ),
+                ));
+            }
             if let DelaySpec::Uniform { low_ns, high_ns } = f.access_delay {
                 if high_ns < low_ns {
                     return Err(err(at("access_delay"), "uniform range needs low <= high"));
@@ -463,9 +516,12 @@ impl Scenario {
             }
             let tr = |k: &str| format!("flows[{i}].traffic.{k}");
             match &f.traffic {
-                Traffic::Tcp { transfer, .. } => {
+                Traffic::Tcp { transfer, app_rate, .. } => {
                     if *transfer == (Transfer::Finite { bytes: 0 }) {
                         return Err(err(tr("transfer.bytes"), "must be > 0"));
+                    }
+                    if *app_rate == (AppRate::Limited { rate_bps: 0 }) {
+                        return Err(err(tr("app_rate.rate_bps"), "must be > 0"));
                     }
                 }
                 Traffic::Web { arrival_rate, size_mean_bytes, size_shape, .. } => {
@@ -512,6 +568,11 @@ impl Scenario {
             if t.initial_window_pkts == 0 {
                 return Err(err(tcp_at("initial_window_pkts"), "must be >= 1"));
             }
+            if let InitialSsthresh::Bytes { bytes } = t.initial_ssthresh {
+                if bytes < t.mss_bytes {
+                    return Err(err(tcp_at("initial_ssthresh.bytes"), format!("{bytes}B is smaller than one segment ({}B)", t.mss_bytes)));
+                }
+            }
             if t.min_rto_ns == 0 {
                 return Err(err(tcp_at("min_rto_ns"), "must be > 0"));
             }
@@ -543,14 +604,32 @@ impl Scenario {
     }
 }
 
-fn check_link(field: &str, l: &LinkSpec) -> Result<(), SimError> {
+fn check_link(field: &str, l: &LinkSpec, duration: u64) -> Result<(), SimError> {
     if l.rate_bps == 0 {
         return Err(SimError::scenario(format!("{field}.rate_bps"), "must be > 0"));
     }
-    if !(0.0..1.0).contains(&l.loss_rate) {
-        return Err(SimError::scenario(format!("{field}.loss_rate"), format!("{} would drop every packet: must be in [0, 1)", l.loss_rate)));
+    check_loss(&format!("{field}.loss_rate"), l.loss_rate)?;
+    let mut after = 0;
+    for (k, c) in l.loss_changes.iter().enumerate() {
+        let at = |key: &str| format!("{field}.loss_changes[{k}].{key}");
+        if c.at_ns <= after {
+            let what = if k == 0 { "after 0s (loss_rate holds from 0s)".to_string() } else { format!("after the previous change ({})", fmt_ns(after)) };
+            return Err(SimError::scenario(at("at_ns"), format!("{} must be {what}", fmt_ns(c.at_ns))));
+        }
+        if c.at_ns >= duration {
+            return Err(SimError::scenario(at("at_ns"), format!("{} is at or after the end of the run ({})", fmt_ns(c.at_ns), fmt_ns(duration))));
+        }
+        check_loss(&at("loss_rate"), c.loss_rate)?;
+        after = c.at_ns;
     }
     check_queue(&format!("{field}.queue"), &l.queue)
+}
+
+fn check_loss(field: &str, p: f64) -> Result<(), SimError> {
+    if !(0.0..1.0).contains(&p) {
+        return Err(SimError::scenario(field, format!("{p} would drop every packet: must be in [0, 1)")));
+    }
+    Ok(())
 }
 
 /// Every queue is finite: a limit of at least one packet, RED thresholds inside it.
@@ -598,6 +677,7 @@ impl TcpConfig {
             mss_bytes: 1448,
             header_bytes: 52,
             initial_window_pkts: 3,
+            initial_ssthresh: InitialSsthresh::Unlimited,
             sack: true,
             delayed_ack: true,
             delayed_ack_timeout_ns: 100_000_000,

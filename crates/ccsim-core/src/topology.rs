@@ -8,6 +8,7 @@ use std::time::Duration;
 use ccsim_cc::Rng;
 
 use crate::link::Link;
+use crate::loss_schedule::LossSchedule;
 use crate::queue;
 use crate::scenario::{DelaySpec, Direction, Dumbbell, LinkSpec, ParkingLot, QueueSpec, RouteSpec, Scenario, Topology};
 
@@ -32,6 +33,9 @@ pub mod streams {
     }
     pub fn access_delay(flow: usize) -> u64 {
         3_000_000 + flow as u64
+    }
+    pub fn flow_start(flow: usize) -> u64 {
+        5_000_000 + flow as u64
     }
     pub fn hop(k: usize) -> u64 {
         4_000_000 + 2 * k as u64
@@ -70,13 +74,13 @@ pub struct Network {
 }
 
 fn link_from_spec(name: &str, spec: &LinkSpec, rng: Rng) -> Link {
-    Link::new(name.to_string(), spec.rate_bps, Duration::from_nanos(spec.delay_ns), spec.loss_rate, queue::build(&spec.queue), rng)
+    Link::new(name.to_string(), spec.rate_bps, Duration::from_nanos(spec.delay_ns), LossSchedule::new(spec.loss_rate, &spec.loss_changes), queue::build(&spec.queue), rng)
 }
 
 /// An access link: the flow's own delay, the topology's access rate and queue (finite, like a host's
 /// interface queue: Linux `txqueuelen`), no random loss.
 fn access_link(name: String, rate_bps: u64, delay_ns: u64, queue: &QueueSpec, rng: Rng) -> Link {
-    Link::new(name, rate_bps, Duration::from_nanos(delay_ns), 0.0, queue::build(queue), rng)
+    Link::new(name, rate_bps, Duration::from_nanos(delay_ns), LossSchedule::constant(0.0), queue::build(queue), rng)
 }
 
 /// Rate and queues shared by every flow's access link pair.

@@ -35,13 +35,14 @@ pub fn tcp_config() -> Value {
     json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": true, "delayed_ack": true,
            "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2, "min_rto_ns": 200_000_000u64,
            "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
-           "dupack_threshold": 3, "limited_transmit": true})
+           "dupack_threshold": 3, "limited_transmit": true,
+           "initial_ssthresh": {"kind": "unlimited"}})
 }
 
 /// The uncongested reverse of a link: same rate and delay, 10 000 packets, no loss.
 fn reverse_of(link: &Value) -> Value {
     json!({"rate_bps": link["rate_bps"], "delay_ns": link["delay_ns"],
-           "queue": {"kind": "droptail", "limit": {"pkts": 10_000}}, "loss_rate": 0.0})
+           "queue": {"kind": "droptail", "limit": {"pkts": 10_000}}, "loss_rate": 0.0, "loss_changes": []})
 }
 
 fn complete_link(link: &Value) -> Value {
@@ -49,12 +50,16 @@ fn complete_link(link: &Value) -> Value {
     if l.get("loss_rate").is_none() {
         l["loss_rate"] = json!(0.0);
     }
+    if l.get("loss_changes").is_none() {
+        l["loss_changes"] = json!([]);
+    }
     l
 }
 
 /// A compact test flow as a complete resolved flow: `algorithm` (TCP, or web with `kind`), `kind`
 /// cbr/voip with optional stream fields, `start_ns`/`stop_ns` or `intervals_ns`, `bytes`,
-/// `access_delay_ns` (fixed or `{"uniform": [lo, hi]}`), `direction`, `path`, `tcp` overrides, `params`.
+/// `access_delay_ns` (fixed or `{"uniform": [lo, hi]}`), `direction`, `path`, `tcp` overrides, `params`,
+/// `start_spread_ns`, `app_rate_bps` (a rate-limited TCP application).
 fn complete_flow(i: usize, f: &Value, duration: u64, parking_lot_hops: Option<usize>) -> Value {
     let get = |k: &str| f.get(k).cloned();
     let kind = f.get("kind").and_then(Value::as_str).unwrap_or("tcp");
@@ -97,7 +102,8 @@ fn complete_flow(i: usize, f: &Value, duration: u64, parking_lot_hops: Option<us
     }
     let traffic = match kind {
         "tcp" => json!({"kind": "tcp", "algorithm": algorithm, "params": params, "tcp": tcp,
-                        "transfer": match get("bytes") { Some(b) => json!({"kind": "finite", "bytes": b}), None => json!({"kind": "unlimited"}) }}),
+                        "transfer": match get("bytes") { Some(b) => json!({"kind": "finite", "bytes": b}), None => json!({"kind": "unlimited"}) },
+                        "app_rate": match get("app_rate_bps") { Some(r) => json!({"kind": "limited", "rate_bps": r}), None => json!({"kind": "unlimited"}) }}),
         "web" => json!({"kind": "web", "algorithm": algorithm, "params": params, "tcp": tcp,
                         "arrival_rate": get("arrival_rate"), "size_mean_bytes": get("size_mean_bytes"),
                         "size_shape": get("size_shape").unwrap_or(json!(1.2))}),
@@ -108,6 +114,7 @@ fn complete_flow(i: usize, f: &Value, duration: u64, parking_lot_hops: Option<us
                     "pattern": {"kind": "constant"}}),
     };
     json!({"name": get("name").unwrap_or(json!(format!("flow{i}"))), "intervals": intervals,
+           "start_spread_ns": get("start_spread_ns").unwrap_or(json!(0)),
            "access_delay": access_delay, "route": route, "traffic": traffic})
 }
 

@@ -8,6 +8,7 @@ use ccsim_cc::Time;
 
 use crate::histogram::Histogram;
 use crate::scenario::FlowKind;
+use crate::sim::app_rate::RateLimitedApp;
 use crate::sim::web::WebGenerator;
 use crate::stream::{StreamSink, StreamSource};
 use crate::tcp::{Receiver, Sender};
@@ -94,6 +95,8 @@ pub(crate) struct Flow {
     pub route: Route,
     pub schedule: Schedule,
     pub access_delay_ns: u64,
+    /// A TCP application that writes at a limited rate; `None` when its data is all there.
+    pub app_rate: Option<RateLimitedApp>,
     pub timers: Timers,
     pub counters: PacketCounters,
     pub window: WindowMeasure,
@@ -109,6 +112,7 @@ impl Flow {
             route,
             schedule,
             access_delay_ns,
+            app_rate: None,
             timers: Timers { delack_timeout, rto_scheduled: None, delack_scheduled: None },
             counters: PacketCounters::default(),
             window: WindowMeasure::default(),

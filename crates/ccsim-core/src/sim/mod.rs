@@ -1,18 +1,21 @@
 //! The simulation: builds the network and the flows from a resolved scenario and runs the event loop.
 //!
 //! One concept per file: `flow.rs` (a flow and its bookkeeping), `setup.rs` (flows from the
-//! scenario), `params.rs` (algorithm parameters), `traffic.rs` (applications starting, stopping and
-//! emitting), `web.rs` (web transfers), `transport.rs` (packets along routes to the ends),
+//! scenario), `start.rs` (random start times), `params.rs` (algorithm parameters), `traffic.rs`
+//! (applications starting, stopping and emitting), `app_rate.rs` (rate-limited TCP applications),
+//! `web.rs` (web transfers), `transport.rs` (packets along routes to the ends),
 //! `timers.rs` (the TCP timer events), `recorder.rs` (the measurement window, the per-interval
 //! series and the run statistics), `summary.rs` and `output.rs` (the results), `conservation.rs`
 //! (the end-of-run check).
 
+mod app_rate;
 mod conservation;
 mod flow;
 mod output;
 mod params;
 mod recorder;
 mod setup;
+mod start;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -144,6 +147,7 @@ impl Simulation {
             Event::FlowStop(f) => self.on_flow_stop(f),
             Event::WebArrival(f) => self.on_web_arrival(f)?,
             Event::StreamEmit(f) => self.on_stream_emit(f),
+            Event::AppWrite(f) => self.on_app_write(f),
             Event::RtoTimer(f) => self.on_rto_timer(f),
             Event::DelayedAck(f) => self.on_delack_timer(f),
             Event::Sample => self.on_sample(),

@@ -2,12 +2,14 @@
 
 use std::time::Duration;
 
-use ccsim_cc::{Rng, Time};
+use ccsim_cc::Rng;
 
 use crate::error::SimError;
-use crate::scenario::{Scenario, Traffic, VoicePattern};
+use crate::scenario::{AppRate, Scenario, Traffic, VoicePattern};
+use crate::sim::app_rate::RateLimitedApp;
 use crate::sim::flow::{App, Flow, Identity, Schedule};
 use crate::sim::params::{controller, to_param_map};
+use crate::sim::start;
 use crate::sim::web::{TransferFactory, WebGenerator};
 use crate::stream::{StreamPattern, StreamSink, StreamSource};
 use crate::tcp::{Receiver, Sender};
@@ -17,11 +19,19 @@ use crate::topology::{self, Route};
 pub(crate) fn scenario_flow(scenario: &Scenario, i: usize, name: String, route: Route, access_delay_ns: u64, seed: u64) -> Result<Flow, SimError> {
     let spec = &scenario.flows[i];
     let field = format!("flows[{i}].traffic");
+    let mut app_rate = None;
     let app = match &spec.traffic {
-        Traffic::Tcp { algorithm, params, tcp, .. } => {
+        Traffic::Tcp { algorithm, params, tcp, app_rate: rate, .. } => {
             let cc = controller(&field, algorithm, &to_param_map(params), tcp, Rng::new(seed, topology::streams::flow_cc(i)))?;
+            // A rate-limited application has written one segment when the connection starts.
+            let mut bytes = spec.transfer_bytes();
+            if let AppRate::Limited { rate_bps } = *rate {
+                let limited = RateLimitedApp::new(rate_bps, tcp.mss_bytes, bytes);
+                bytes = Some(limited.first_write());
+                app_rate = Some(limited);
+            }
             App::Tcp {
-                sender: Sender::new(i as u32, tcp, cc, spec.transfer_bytes()),
+                sender: Sender::new(i as u32, tcp, cc, bytes),
                 receiver: Receiver::new(i as u32, tcp.delayed_ack, tcp.mss_bytes),
             }
         }
@@ -38,12 +48,14 @@ pub(crate) fn scenario_flow(scenario: &Scenario, i: usize, name: String, route: 
             App::Stream { source: stream_source(i, &spec.traffic, seed), sink: StreamSink::default(), active: false }
         }
     };
-    let intervals = spec.active_intervals().into_iter().map(|(a, b)| (Time(a), Time(b))).collect();
+    let intervals = start::intervals(spec, i, seed);
     let cc = spec.congestion_control();
     let algorithm = cc.map_or_else(String::new, |(algorithm, _, _)| algorithm.to_string());
     let id = Identity { name, kind: spec.kind(), algorithm, spec: i, background: false };
     let delack_timeout = Duration::from_nanos(cc.map_or(0, |(_, _, tcp)| tcp.delayed_ack_timeout_ns));
-    Ok(Flow::new(id, app, route, Schedule::new(intervals, spec.transfer_bytes()), access_delay_ns, delack_timeout))
+    let mut flow = Flow::new(id, app, route, Schedule::new(intervals, spec.transfer_bytes()), access_delay_ns, delack_timeout);
+    flow.app_rate = app_rate;
+    Ok(flow)
 }
 
 /// A stream's source from its traffic spec (every value written by the front end).

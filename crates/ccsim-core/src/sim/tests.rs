@@ -8,12 +8,13 @@ use crate::sim::Simulation;
 use crate::Time;
 
 fn web_run(params: serde_json::Value) -> Result<Simulation, SimError> {
-    let tcp = json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": true, "delayed_ack": true,
+    let tcp = json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "initial_ssthresh": {"kind": "unlimited"}, "sack": true, "delayed_ack": true,
                      "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2, "min_rto_ns": 200_000_000u64,
                      "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
                      "dupack_threshold": 3, "limited_transmit": true});
     let link = |pkts: u64| json!({"rate_bps": 10_000_000, "delay_ns": 20_000_000,
-                                  "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": 0.0});
+                                  "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": 0.0,
+                                  "loss_changes": []});
     let scenario = json!({
         "ccsim_resolved": crate::scenario::RESOLVED_FORMAT,
         "duration_ns": 2_000_000_000u64, "sample_interval_ns": 100_000_000u64,
@@ -21,7 +22,7 @@ fn web_run(params: serde_json::Value) -> Result<Simulation, SimError> {
         "topology": {"kind": "dumbbell", "bottleneck": link(84), "reverse": link(10_000), "access_rate_bps": 1_000_000_000u64,
                      "access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
                      "reverse_access_queue": {"kind": "droptail", "limit": {"pkts": 1000}}},
-        "flows": [{"name": "web", "intervals": [{"start_ns": 0, "stop_ns": 2_000_000_000u64}],
+        "flows": [{"name": "web", "intervals": [{"start_ns": 0, "stop_ns": 2_000_000_000u64}], "start_spread_ns": 0,
                    "access_delay": {"kind": "fixed", "delay_ns": 0}, "route": {"kind": "dumbbell", "direction": "forward"},
                    "traffic": {"kind": "web", "algorithm": "newreno", "params": params, "tcp": tcp,
                                "arrival_rate": 20.0, "size_mean_bytes": 20_000, "size_shape": 1.2}}],

@@ -16,6 +16,10 @@ impl Simulation {
     pub(super) fn on_flow_start(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
+        if flow.app_rate.is_some() {
+            self.start_rate_limited(f);
+            return;
+        }
         match &mut flow.app {
             App::Tcp { sender, .. } => {
                 if now == flow.schedule.start {
@@ -39,7 +43,11 @@ impl Simulation {
     }
 
     pub(super) fn on_flow_stop(&mut self, f: u32) {
-        match &mut self.flows[f as usize].app {
+        let flow = &mut self.flows[f as usize];
+        if let Some(app) = &mut flow.app_rate {
+            app.end();
+        }
+        match &mut flow.app {
             App::Tcp { sender, .. } => sender.stop(),
             App::Stream { active, .. } => *active = false,
             App::Web(g) => g.active = false,

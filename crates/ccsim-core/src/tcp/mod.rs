@@ -4,6 +4,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod startup;
 
 pub use receiver::Receiver;
 pub use sender::{Sender, SenderStats};

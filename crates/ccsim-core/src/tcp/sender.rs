@@ -84,7 +84,8 @@ pub struct Sender {
     snd_max: u64,
     /// Sequence number the application's data ends at (u64::MAX while backlogged).
     app_end: u64,
-    /// The finite transfer size, if any (what `app_end` returns to when the application resumes).
+    /// What the application has handed over (what `app_end` returns to when it resumes): a finite
+    /// transfer's size, or what a rate-limited application has written so far; `None` for bulk.
     bytes_limit: Option<u64>,
     initial_window_bytes: u64,
     last_send: Option<Time>,
@@ -124,7 +125,7 @@ impl Sender {
             limited_transmit: cfg.limited_transmit,
             rwnd: cfg.rwnd_bytes,
             cc,
-            w: Window::new(cfg.initial_window_pkts * mss, mss),
+            w: crate::tcp::startup::initial_window(cfg),
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -193,6 +194,14 @@ impl Sender {
             self.cc.cwnd_event(&mut self.w, now, CwndEvent::TxStart); // Linux tcp_event_data_sent
         }
         self.try_send(now, out);
+    }
+
+    /// A rate-limited application (`sim/app_rate.rs`) has written its data up to sequence `end`:
+    /// sending stops there, now and when the application resumes. Handled as a resumption, so the
+    /// idle restart and `TxStart` apply as when Linux sends after idle (`tcp_event_data_sent`).
+    pub fn app_wrote(&mut self, now: Time, end: u64, out: &mut Vec<Packet>) {
+        self.bytes_limit = Some(end);
+        self.resume(now, out);
     }
 
     /// All the application's data has been acknowledged.
