@@ -87,25 +87,26 @@ INTERNALS_EXAMPLE = {
         "kind": "dumbbell",
         "bottleneck": {"rate_bps": 10000000, "delay_ns": 20000000,
                        "queue": {"kind": "droptail", "limit": {"pkts": 84}},
-                       "loss_rate": 0.0},
+                       "loss_rate": 0.0, "loss_changes": []},
         "reverse": {"rate_bps": 10000000, "delay_ns": 20000000,
                     "queue": {"kind": "droptail", "limit": {"pkts": 10000}},
-                    "loss_rate": 0.0},
+                    "loss_rate": 0.0, "loss_changes": []},
         "access_rate_bps": 1000000000,
         "access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
         "reverse_access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
     },
     "flows": [
-        {"name": "flow0", "intervals": [{"start_ns": 0, "stop_ns": 60000000000}],
+        {"name": "flow0", "intervals": [{"start_ns": 0, "stop_ns": 60000000000}], "start_spread_ns": 0,
          "access_delay": {"kind": "fixed", "delay_ns": 0},
          "route": {"kind": "dumbbell", "direction": "forward"},
          "traffic": {
              "kind": "tcp", "algorithm": "newreno", "params": {"halve_from": "flight"},
-             "tcp": {"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": True,
+             "tcp": {"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3,
+                     "initial_ssthresh": {"kind": "unlimited"}, "sack": True,
                      "delayed_ack": True, "delayed_ack_timeout_ns": 100000000, "abc_limit": 2,
                      "min_rto_ns": 200000000, "initial_rto_ns": 1000000000, "max_rto_ns": 60000000000,
                      "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True},
-             "transfer": {"kind": "unlimited"}}},
+             "transfer": {"kind": "unlimited"}, "app_rate": {"kind": "unlimited"}}},
     ],
 }
 
@@ -164,7 +165,7 @@ def test_topology_options_resolve():
     assert topo["bottleneck"]["queue"] == {"kind": "droptail", "limit": {"bytes": 150_000}}
     assert topo["bottleneck"]["loss_rate"] == 0.01
     assert topo["reverse"] == {"rate_bps": 1_000_000, "delay_ns": 20_000_000,
-                               "queue": {"kind": "droptail", "limit": {"pkts": 20}}, "loss_rate": 0.0}
+                               "queue": {"kind": "droptail", "limit": {"pkts": 20}}, "loss_rate": 0.0, "loss_changes": []}
     assert topo["access_rate_bps"] == 100_000_000
 
 

@@ -99,7 +99,6 @@ OptSize = Annotated[
     BeforeValidator(_optional(units.parse_size)),
     PlainSerializer(_optional_fmt(units.format_size), when_used="json"),
 ]
-OptProbability = Annotated[Union[float, None], BeforeValidator(_optional(units.parse_probability))]
 QueueLimit = Annotated[
     tuple[int, Literal["pkts", "bytes"]],
     BeforeValidator(units.parse_queue_limit),
@@ -111,7 +110,7 @@ def _parse_delay(value: Any) -> Any:
     """A fixed delay ``"5ms"`` or a per-flow draw ``{ uniform = ["5ms", "30ms"] }`` (a (low, high) pair)."""
     if isinstance(value, dict):
         if set(value) != {"uniform"}:
-            raise ScenarioError("", f"a delay distribution is {{ uniform = [low, high] }} (got keys {sorted(value)})")
+            raise ScenarioError("", f"a distribution is {{ uniform = [low, high] }} (got keys {sorted(value)})")
         bounds = value["uniform"]
         if not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
             raise ScenarioError("uniform", "needs [low, high]")
@@ -128,7 +127,7 @@ def _format_delay(value: Any) -> Any:
     return units.format_time(value)
 
 
-# One-way delay: fixed, or uniform on [low, high] drawn per flow from the run's seed.
+# One-way delay (or a start time): fixed, or uniform on [low, high] drawn per flow from the run's seed.
 Delay = Annotated[Union[int, tuple[int, int]], BeforeValidator(_parse_delay), PlainSerializer(_format_delay, when_used="json")]
 
 
@@ -147,6 +146,61 @@ Intervals = Annotated[
     Union[list[tuple[int, int]], None],
     BeforeValidator(_optional(_parse_intervals)),
     PlainSerializer(lambda v: None if v is None else [[units.format_time(a), units.format_time(b)] for a, b in v], when_used="json"),
+]
+
+
+def _parse_loss(value: Any) -> Any:
+    """A link's random loss: a probability (``0.01``, ``"1%"``) or a schedule of steps
+    ``[["0s", 0.0], ["15s", 0.01]]``, from each time on that probability. The schedule starts at 0s,
+    its times increase, every probability is in [0, 1)."""
+    if not isinstance(value, (list, tuple)):
+        return _loss_probability(value)
+    if not value:
+        raise ScenarioError("", 'a loss schedule needs [time, probability] steps, e.g. [["0s", 0.0], ["15s", 0.01]]')
+    steps: list[tuple[int, float]] = []
+    for k, step in enumerate(value):
+        if not isinstance(step, (list, tuple)) or len(step) != 2:
+            raise ScenarioError(f"[{k}]", 'needs [time, probability], e.g. ["15s", 0.01]')
+        try:
+            at, p = units.parse_time(step[0]), _loss_probability(step[1])
+        except ScenarioError as e:
+            raise e.with_field(f"[{k}]") from None
+        if k == 0 and at != 0:
+            raise ScenarioError("[0]", f"the schedule starts at 0s (got {units.format_time(at)}): begin with [\"0s\", p]")
+        if k > 0 and at <= steps[-1][0]:
+            raise ScenarioError(f"[{k}]", f"{units.format_time(at)} is not after the previous step ({units.format_time(steps[-1][0])}): times must increase")
+        steps.append((at, p))
+    return steps
+
+
+def _loss_probability(value: Any) -> float:
+    p = units.parse_probability(value)
+    if p >= 1.0:
+        raise ScenarioError("", f"{p} would drop every packet: must be in [0, 1)")
+    return p
+
+
+def _format_loss(value: Any) -> Any:
+    if isinstance(value, list):
+        return [[units.format_time(at), p] for at, p in value]
+    return value
+
+
+def resolve_loss(value: "float | list[tuple[int, float]] | None") -> dict[str, Any]:
+    """The resolved link keys of a loss setting: ``loss_rate`` from 0s and the later ``loss_changes``."""
+    if value is None:
+        return {"loss_rate": 0.0, "loss_changes": []}
+    if isinstance(value, list):
+        return {"loss_rate": value[0][1], "loss_changes": [{"at_ns": at, "loss_rate": p} for at, p in value[1:]]}
+    return {"loss_rate": value, "loss_changes": []}
+
+
+# Random loss on a link: constant, or a step schedule over time.
+Loss = Annotated[Union[float, list[tuple[int, float]]], BeforeValidator(_parse_loss), PlainSerializer(_format_loss, when_used="json")]
+OptLoss = Annotated[
+    Union[float, list[tuple[int, float]], None],
+    BeforeValidator(_optional(_parse_loss)),
+    PlainSerializer(_optional_fmt(_format_loss), when_used="json"),
 ]
 
 
@@ -462,13 +516,13 @@ class Topology(_Section):
     bottleneck_rate_bps: Rate = Field(alias="bottleneck_rate")
     bottleneck_delay_ns: Time = Field(alias="bottleneck_delay")
     queue: Queue
-    loss_rate: Probability = Field(default=0.0, alias="loss")
+    loss_rate: Loss = Field(default=0.0, alias="loss")
     access_rate_bps: Rate = Field(default=DEFAULT_ACCESS_RATE_BPS, alias="access_rate")
     access_queue: OptQueue = None
     reverse_rate_bps: OptRate = Field(default=None, alias="reverse_rate")
     reverse_delay_ns: OptTime = Field(default=None, alias="reverse_delay")
     reverse_queue: OptQueue = Field(default=None, alias="reverse_queue")
-    reverse_loss_rate: OptProbability = Field(default=None, alias="reverse_loss")
+    reverse_loss_rate: OptLoss = Field(default=None, alias="reverse_loss")
 
     _check_rates = field_validator("bottleneck_rate_bps", "access_rate_bps")(_positive)
 
@@ -476,13 +530,6 @@ class Topology(_Section):
     @classmethod
     def _check_reverse_rate(cls, value: int | None) -> int | None:
         return None if value is None else _positive(value)
-
-    @field_validator("loss_rate", "reverse_loss_rate")
-    @classmethod
-    def _check_loss(cls, value: float | None) -> float | None:
-        if value is not None and value >= 1.0:
-            raise ScenarioError("", f"{value} would drop every packet: must be in [0, 1)")
-        return value
 
     @field_serializer("queue", "reverse_queue", "access_queue", when_used="json")
     def _dump_queue(self, queue: Any) -> Any:
@@ -519,13 +566,13 @@ class Topology(_Section):
                 "rate_bps": self.bottleneck_rate_bps,
                 "delay_ns": self.bottleneck_delay_ns,
                 "queue": self.queue.resolve(bdp_pkts),
-                "loss_rate": self.loss_rate,
+                **resolve_loss(self.loss_rate),
             },
             "reverse": {
                 "rate_bps": self.bottleneck_rate_bps if self.reverse_rate_bps is None else self.reverse_rate_bps,
                 "delay_ns": self.bottleneck_delay_ns if self.reverse_delay_ns is None else self.reverse_delay_ns,
                 "queue": reverse_queue.resolve(),
-                "loss_rate": 0.0 if self.reverse_loss_rate is None else self.reverse_loss_rate,
+                **resolve_loss(self.reverse_loss_rate),
             },
             "access_rate_bps": self.access_rate_bps,
             **_resolve_access_queues(self.access_queue),
@@ -551,16 +598,9 @@ class Hop(_Section):
     rate_bps: Rate = Field(alias="rate")
     delay_ns: Time = Field(alias="delay")
     queue: Queue
-    loss_rate: Probability = Field(default=0.0, alias="loss")
+    loss_rate: Loss = Field(default=0.0, alias="loss")
 
     _check_rate = field_validator("rate_bps")(_positive)
-
-    @field_validator("loss_rate")
-    @classmethod
-    def _check_loss(cls, value: float) -> float:
-        if value >= 1.0:
-            raise ScenarioError("", f"{value} would drop every packet: must be in [0, 1)")
-        return value
 
     @field_serializer("queue", when_used="json")
     def _dump_queue(self, queue: Any) -> Any:
@@ -573,12 +613,12 @@ class Hop(_Section):
         return self
 
     def resolve(self) -> dict[str, Any]:
-        return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": self.queue.resolve(), "loss_rate": self.loss_rate}
+        return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": self.queue.resolve(), **resolve_loss(self.loss_rate)}
 
     def resolve_reverse(self) -> dict[str, Any]:
         """The uncongested reverse (ACK) hop: this hop's rate and delay, a large queue, no loss."""
         queue = DropTail(limit=f"{DEFAULT_REVERSE_QUEUE_PKTS}pkt").resolve()
-        return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": queue, "loss_rate": 0.0}
+        return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "queue": queue, **resolve_loss(None)}
 
 
 class ParkingLot(_Section):
@@ -630,6 +670,31 @@ AnyTopology = Annotated[
 # [tcp] and [flows.tcp]
 
 
+SSTHRESH_UNLIMITED = "inf"
+
+
+def _parse_ssthresh(value: Any) -> Any:
+    """``"25pkt"`` (segments of the flow's mss), ``"36kB"`` (bytes) or ``"inf"`` (RFC 5681's
+    arbitrarily high initial ssthresh, the default)."""
+    if value == SSTHRESH_UNLIMITED or isinstance(value, tuple):
+        return value
+    try:
+        return units.parse_queue_limit(value)
+    except ScenarioError as e:
+        raise ScenarioError("", f"{e.reason} (a number of segments such as '25pkt', a size, or 'inf')") from None
+
+
+def _format_ssthresh(value: Any) -> str:
+    return value if value == SSTHRESH_UNLIMITED else units.format_queue_limit(*value)
+
+
+InitialSsthresh = Annotated[
+    Union[tuple[int, Literal["pkts", "bytes"]], Literal["inf"]],
+    BeforeValidator(_parse_ssthresh),
+    PlainSerializer(_format_ssthresh, when_used="json"),
+]
+
+
 class Tcp(_Section):
     """TCP machine settings. ``[tcp]`` sets them for every flow; ``[flows.tcp]`` overrides some keys.
 
@@ -640,6 +705,11 @@ class Tcp(_Section):
     mss_bytes: Size = Field(default=1448, alias="mss")
     header_bytes: Size = Field(default=52, alias="header")
     initial_window_pkts: StrictInt = Field(default=3, alias="initial_window", ge=1)
+    # Where the window starts relative to ssthresh (crates/ccsim-core/src/tcp/startup.rs):
+    # initial_ssthresh "inf" (RFC 5681), a fixed value, or slow_start = false (start in congestion
+    # avoidance at the initial window).
+    initial_ssthresh: InitialSsthresh = SSTHRESH_UNLIMITED
+    slow_start: StrictBool = True
     sack: StrictBool = True
     delayed_ack: StrictBool = True
     delayed_ack_timeout_ns: Time = Field(default=100_000_000, alias="delayed_ack_timeout")
@@ -655,12 +725,40 @@ class Tcp(_Section):
         "mss_bytes", "delayed_ack_timeout_ns", "min_rto_ns", "initial_rto_ns", "max_rto_ns", "rwnd_bytes"
     )(_positive)
 
+    @model_validator(mode="after")
+    def _check_start(self) -> "Tcp":
+        if not self.slow_start and self.initial_ssthresh != SSTHRESH_UNLIMITED:
+            raise ScenarioError(
+                "slow_start",
+                f"slow_start = false starts in congestion avoidance (ssthresh below the initial window); "
+                f"it cannot be combined with initial_ssthresh = {_format_ssthresh(self.initial_ssthresh)!r}",
+            )
+        if self.initial_ssthresh != SSTHRESH_UNLIMITED and self.initial_ssthresh[0] <= 0:
+            raise ScenarioError("initial_ssthresh", "must be > 0")
+        return self
+
     def overridden(self) -> dict[str, Any]:
-        """The keys this table sets explicitly (field name -> canonical value)."""
-        return {name: getattr(self, name) for name in self.model_fields_set}
+        """The keys this table sets explicitly (field name -> canonical value). ``slow_start`` and
+        ``initial_ssthresh`` both say where the window starts: a table that sets one of them also
+        resets the other, so a flow's setting replaces the ``[tcp]`` one."""
+        keys = dict.fromkeys(self.model_fields_set)
+        if "slow_start" in keys or "initial_ssthresh" in keys:
+            keys.update(dict.fromkeys(("slow_start", "initial_ssthresh")))
+        return {name: getattr(self, name) for name in keys}
+
+    def resolved_initial_ssthresh(self) -> dict[str, Any]:
+        if not self.slow_start:
+            return {"kind": "below_initial_window"}
+        if self.initial_ssthresh == SSTHRESH_UNLIMITED:
+            return {"kind": "unlimited"}
+        value, unit = self.initial_ssthresh
+        return {"kind": "bytes", "bytes": value * self.mss_bytes if unit == "pkts" else value}
 
     def resolve(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=False)
+        # slow_start is folded into initial_ssthresh (one concept for the engine).
+        values = self.model_dump(by_alias=False, exclude={"slow_start"})
+        values["initial_ssthresh"] = self.resolved_initial_ssthresh()
+        return values
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -706,11 +804,14 @@ class Flow(_Section):
     kind: Literal["tcp", "cbr", "voip", "web"] = "tcp"
     algorithm: Union[StrictStr, None] = None
     count: StrictInt = Field(default=1, ge=1, le=MAX_FLOW_COUNT)
-    start_ns: Time = Field(default=0, alias="start")
+    # A fixed time, or { uniform = [low, high] }: drawn per flow from the run's seed (sim/start.rs).
+    start_ns: Delay = Field(default=0, alias="start")
     stop_ns: OptTime = Field(default=None, alias="stop")
     # On/off schedule: active in each [start, stop) (instead of start/stop).
     active_ns: Intervals = Field(default=None, alias="active")
     transfer_bytes: OptSize = Field(default=None, alias="bytes")
+    # The rate at which a TCP flow's application writes payload (sim/app_rate.rs); None: backlogged.
+    rate_limit_bps: OptRate = Field(default=None, alias="rate_limit")
     access_delay_ns: Delay = Field(default=0, alias="access_delay")
     direction: Literal["forward", "reverse"] = "forward"
     path: Annotated[Union[tuple[StrictInt, StrictInt], None], BeforeValidator(_hop_pair)] = None
@@ -739,6 +840,10 @@ class Flow(_Section):
 
     @model_validator(mode="after")
     def _check_kind(self) -> "Flow":
+        if self.rate_limit_bps is not None and self.kind != "tcp":
+            raise ScenarioError("rate_limit", f"only for TCP flows (kind = \"tcp\"), not {self.kind}: a stream has its own rate")
+        if self.rate_limit_bps is not None and self.rate_limit_bps <= 0:
+            raise ScenarioError("rate_limit", "must be > 0")
         if self.kind != "web":
             for key in WEB_KEYS:
                 if getattr(self, key) is not None:
@@ -838,6 +943,8 @@ class Scenario(_Section):
         for i, flow in enumerate(self.flows):
             where = f"flows[{i}]"
             if flow.active_ns is not None and (flow.start_ns != 0 or flow.stop_ns is not None):
+                if isinstance(flow.start_ns, tuple):
+                    raise ScenarioError(f"{where}.start", "a random start is for start/stop flows; with active intervals give their times")
                 raise ScenarioError(f"{where}.active", "give either active intervals or start/stop, not both")
             if flow.path is not None and self.topology.hop_count is None:
                 raise ScenarioError(f"{where}.path", "only a parking-lot topology has hops")
@@ -889,6 +996,9 @@ class Scenario(_Section):
         if m:
             link, hop, key, rest = m.groups()
             rest = rest.replace(".mean_pkt_bytes", ".mean_pkt_size")
+            if key == "loss_changes":  # change k is step k + 1 of the file's schedule
+                step = re.match(r"\[(\d+)\]", rest)
+                key, rest = "loss_rate", f"[{int(step.group(1)) + 1}]" if step else ""
             if hop is not None:  # a reverse hop is derived from its forward hop
                 short = {"rate_bps": "rate", "delay_ns": "delay", "loss_rate": "loss"}.get(key, key)
                 return f"topology.hops[{hop}].{short}{rest}"
@@ -911,10 +1021,14 @@ class Scenario(_Section):
             return f"{where}.active[{m.group(1)}]" if flow.active_ns is not None else f"{where}.{m.group(2)}"
         if rest.startswith("intervals"):
             return f"{where}.active" if flow.active_ns is not None else f"{where}.start"
+        if rest == "start_spread_ns":
+            return f"{where}.start"
+        if rest.startswith("traffic.app_rate"):
+            return f"{where}.rate_limit"
         if rest == "route":
             return f"{where}.path" if self.topology.hop_count is not None else f"{where}.direction"
         if rest.startswith("traffic.tcp."):
-            key = rest.removeprefix("traffic.tcp.")
+            key = rest.removeprefix("traffic.tcp.").split(".")[0]
             alias = _alias(Tcp, key) if key in Tcp.model_fields else key
             return f"{where}.tcp.{alias}" if key in flow.tcp.model_fields_set else f"tcp.{alias}"
         if rest.startswith("traffic.params."):
@@ -926,18 +1040,23 @@ class Scenario(_Section):
     def bottleneck_bdp_pkts(self) -> float | None:
         """The dumbbell bottleneck's bandwidth-delay product in packets (what ``'1bdp'`` means):
         rate x base RTT / (8 (mss + header)), base RTT = bottleneck delay + reverse delay + 2 x access
-        delay, averaged over the flows (a uniform access delay counts at its midpoint); mss and header
-        from ``[tcp]``. None for a parking lot."""
+        delay, averaged over the flows (a uniform access delay counts at its midpoint); the packet is
+        mss + header of the TCP flows (their ``[flows.tcp]`` overrides included), averaged over them,
+        or of ``[tcp]`` when no flow is TCP. None for a parking lot."""
         topo = self.topology
         if not isinstance(topo, Topology):
             return None
         reverse = topo.bottleneck_delay_ns if topo.reverse_delay_ns is None else topo.reverse_delay_ns
-        rtts = []
+        rtts, packets = [], []
         for flow in self.flows:
             delay = flow.access_delay_ns
             access = (delay[0] + delay[1]) / 2 if isinstance(delay, tuple) else delay
             rtts += [topo.bottleneck_delay_ns + reverse + 2 * access] * flow.count
-        return topo.bdp_pkts(sum(rtts) / len(rtts), self.tcp.mss_bytes + self.tcp.header_bytes)
+            if flow.kind in ("tcp", "web"):
+                tcp = self.tcp_for(flow)
+                packets += [tcp.mss_bytes + tcp.header_bytes] * flow.count
+        packet_bytes = sum(packets) / len(packets) if packets else self.tcp.mss_bytes + self.tcp.header_bytes
+        return topo.bdp_pkts(sum(rtts) / len(rtts), packet_bytes)
 
     # -- derived views ------------------------------------------------------------------------------
 
@@ -968,11 +1087,15 @@ class Scenario(_Section):
         hops = self.topology.hop_count
         flows = []
         for i, flow in enumerate(self.flows):
+            spread = 0
             if flow.active_ns is not None:
                 intervals = [{"start_ns": a, "stop_ns": b} for a, b in flow.active_ns]
             else:
                 stop = run.duration_ns if flow.stop_ns is None else flow.stop_ns
-                intervals = [{"start_ns": flow.start_ns, "stop_ns": stop}]
+                start = flow.start_ns
+                if isinstance(start, tuple):  # uniform on [low, high): the engine draws the offset
+                    start, spread = start[0], start[1] - start[0]
+                intervals = [{"start_ns": start, "stop_ns": stop}]
             delay = flow.access_delay_ns
             if isinstance(delay, tuple):
                 access_delay = {"kind": "uniform", "low_ns": delay[0], "high_ns": delay[1]}
@@ -988,6 +1111,7 @@ class Scenario(_Section):
                 flows.append({
                     "name": name,
                     "intervals": copy.deepcopy(intervals),
+                    "start_spread_ns": spread,
                     "access_delay": dict(access_delay),
                     "route": dict(route),
                     "traffic": copy.deepcopy(traffic),
@@ -1010,7 +1134,8 @@ class Scenario(_Section):
             cc = {"algorithm": algorithm, "params": params, "tcp": self.tcp_for(flow).resolve()}
             if flow.kind == "tcp":
                 transfer = {"kind": "unlimited"} if flow.transfer_bytes is None else {"kind": "finite", "bytes": flow.transfer_bytes}
-                return {"kind": "tcp", **cc, "transfer": transfer}
+                app_rate = {"kind": "unlimited"} if flow.rate_limit_bps is None else {"kind": "limited", "rate_bps": flow.rate_limit_bps}
+                return {"kind": "tcp", **cc, "transfer": transfer, "app_rate": app_rate}
             return {
                 "kind": "web",
                 **cc,
@@ -1146,7 +1271,9 @@ def scenario_error_from(error: ValidationError) -> ScenarioError:
         return ScenarioError(f"{path}.kind", f"unknown kind '{ctx.get('tag')}' (known: {ctx.get('expected_tags')})")
     cause = (first.get("ctx") or {}).get("error")
     if isinstance(cause, ScenarioError):
-        field = ".".join(p for p in (path, cause.field) if p)
+        # An index joins without a dot: ``flows[0].active[1]``, ``topology.loss[0]``.
+        sep = "" if cause.field.startswith("[") else "."
+        field = sep.join(p for p in (path, cause.field) if p)
         return cause.with_field(field)
     reason = _REASONS.get(first["type"])
     if reason is not None:
