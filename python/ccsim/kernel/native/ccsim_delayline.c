@@ -3,6 +3,7 @@
  * ccsim_delayline: the propagation delay of the testbed's links, for kernels without sch_netem.
  *
  *   ccsim_delayline -a IF_A -b IF_B -d DELAY_AB_NS -D DELAY_BA_NS [-l LOSS_AB] [-s SEED] [-R RTPRIO]
+ *                   [-i TICK_NS]
  *
  * A layer-2 relay between two interfaces of the middle namespace: every frame received on A is sent
  * out of B DELAY_AB_NS later, and B to A after DELAY_BA_NS. Frames are sent with send() on a packet
@@ -18,6 +19,8 @@
  * Interfaces must have segmentation and checksum offloads off (the testbed does this): a frame
  * larger than a slot would not fit, and a partial checksum would reach the receiver unfinished.
  *
+ * With -i it prints its A-to-B counters every TICK_NS (CLOCK_MONOTONIC), for per-interval tables:
+ *   tick T_NS rx=N tx=N lost=N queue_drops=N
  * Exits on SIGTERM/SIGINT or when its parent dies, printing one line per direction:
  *   dir=ab rx=N tx=N lost=N ring_full=N queue_drops=N errors=N late_mean_ns=N late_max_ns=N
  */
@@ -197,8 +200,9 @@ int main(int argc, char **argv)
 	struct direction d[2] = { { .tag = "ab" }, { .tag = "ba" } };
 	double loss = 0;
 	int rtprio = 0, opt;
+	uint64_t tick_ns = 0, next_tick = 0;
 
-	while ((opt = getopt(argc, argv, "a:b:d:D:l:s:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:d:D:l:s:R:i:")) != -1) {
 		switch (opt) {
 		case 'a': if_a = optarg; break;
 		case 'b': if_b = optarg; break;
@@ -207,8 +211,9 @@ int main(int argc, char **argv)
 		case 'l': loss = atof(optarg); break;
 		case 's': rng_state = parse_u64(optarg, "-s") * 0x9e3779b97f4a7c15ULL | 1; break;
 		case 'R': rtprio = (int)parse_u64(optarg, "-R"); break;
+		case 'i': tick_ns = parse_u64(optarg, "-i"); break;
 		default:
-			fprintf(stderr, "usage: ccsim_delayline -a IF_A -b IF_B -d NS -D NS [-l LOSS] [-s SEED] [-R RTPRIO]\n");
+			fprintf(stderr, "usage: ccsim_delayline -a IF_A -b IF_B -d NS -D NS [-l LOSS] [-s SEED] [-R RTPRIO] [-i TICK_NS]\n");
 			return 2;
 		}
 	}
@@ -237,6 +242,8 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
+	if (tick_ns)
+		next_tick = clock_ns() + tick_ns;
 
 	while (!stop_requested) {
 		struct pollfd fds[2] = { { .fd = d[0].rx_fd, .events = POLLIN }, { .fd = d[1].rx_fd, .events = POLLIN } };
@@ -247,6 +254,17 @@ int main(int argc, char **argv)
 			uint64_t due = transmit(&d[i], now);
 			if (due && (!next || due < next))
 				next = due;
+		}
+		if (tick_ns) {
+			if (now >= next_tick) {
+				printf("tick %llu rx=%llu tx=%llu lost=%llu queue_drops=%llu\n", (unsigned long long)now,
+				       (unsigned long long)d[0].rx, (unsigned long long)d[0].tx, (unsigned long long)d[0].lost,
+				       (unsigned long long)d[0].queue_drops);
+				fflush(stdout);
+				next_tick += tick_ns * (1 + (now - next_tick) / tick_ns);
+			}
+			if (!next || next_tick < next)
+				next = next_tick;
 		}
 		if (next) {
 			uint64_t t = clock_ns(), w = next > t ? next - t : 0;
