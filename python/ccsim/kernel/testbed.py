@@ -134,6 +134,7 @@ def _qdisc_stats(mid: Namespace) -> dict[str, dict[str, int]]:
 def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed: int, progress: bool = False) -> Measurements:
     """Builds the testbed, runs the plan's flows and tears everything down; returns what it saw."""
     m = Measurements(plan=plan)
+    progress = progress and sys.stderr.isatty()
     interval_ns = plan.sample_interval_ns
     registrations: dict[tuple[str, str], Registration] = {}
     namespaces: list[Namespace] = []
