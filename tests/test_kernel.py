@@ -166,6 +166,8 @@ def test_newreno_on_a_10_mbit_40_ms_path_reaches_line_rate(built, tmp_path):
     assert row["retransmits"] > 0, "drop-tail overflow must cause losses"
     assert (r.cc_metrics["name"] == "abc_bytes_acked").any()
     assert len(r.flows) == 80 and r.flows["cwnd_pkts"].max() > 84
+    report = subprocess.run([*CCSIM, "report", str(out)], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0 and (out / "report.html").is_file(), report.stderr
 
 
 def test_a_killed_run_leaves_nothing_behind(built, tmp_path):

@@ -24,7 +24,8 @@
  *               An ACK whose cong_avoid never comes (Linux skipped growth) is handed over at the
  *               next pkts_acked as not cwnd-limited, so delay-based algorithms see every RTT sample.
  *  ssthresh     a loss (fast retransmit or the first timeout of a segment; Linux does not call it
- *               again on repeated timeouts, the Rust "held constant"). Then the pending ACK is
+ *               again on repeated timeouts, the Rust "held constant"), with FlightSize =
+ *               min(packets_out, cwnd). Then the pending ACK is
  *               handed over with in_recovery = true, the Rust order (loss first, then on_ack).
  *  cwnd_event   CA_EVENT_COMPLETE_CWR is the end of fast recovery: cc_on_recovery_exit (default
  *               RFC 6582 option 1, as the Rust trait) after Linux has set cwnd = ssthresh.
@@ -226,7 +227,10 @@ __u32 BPF_PROG(ccsim_ssthresh, struct sock *sk)
 	loss.now_ns = bpf_ktime_get_ns();
 	loss.kind = CC_LOSS_FAST_RETRANSMIT;
 	loss.backoff = 1;
-	loss.bytes_in_flight = (__u64)cc_packets_in_flight(tp) * w.mss_bytes;
+	/* FlightSize as the Rust machine reports it at a loss (docs/choices.md): the outstanding
+	 * segments, not less the SACKed and lost ones (Linux's pipe would be several segments smaller
+	 * at small windows), and never more than cwnd, which leaves out limited-transmit segments. */
+	loss.bytes_in_flight = (__u64)cc_min(tp->packets_out, tp->snd_cwnd) * w.mss_bytes;
 	loss.min_rtt_ns = (__u64)tp->rtt_min.s[0].v * CC_NSEC_PER_USEC;
 	loss.srtt_ns = (__u64)(tp->srtt_us >> 3) * CC_NSEC_PER_USEC;
 	ssthresh = cc_ssthresh_after_loss(&p->alg, &w, &loss);
