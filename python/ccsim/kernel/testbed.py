@@ -154,8 +154,9 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                                                   max(1, interval_ns // 1_000_000)).open()
             flow_cc[f.index] = registrations[key]
         # 2. the network
-        snd, mid, rcv = Namespace("sender"), Namespace("middle"), Namespace("receiver")
-        namespaces += [snd, mid, rcv]
+        for role in ("sender", "middle", "receiver"):
+            namespaces.append(Namespace(role))  # listed at once: torn down even if the next one fails
+        snd, mid, rcv = namespaces
         m.tbf_rate_bps = _set_up(plan, snd, mid, rcv)
         delayline = mid.spawn([str(built.delayline), "-a", "m0", "-b", "m1", "-d", str(plan.data_delay_ns),
                                "-D", str(plan.ack_delay_ns), "-l", repr(plan.loss_rate), "-s", str(seed),
