@@ -49,9 +49,9 @@ def _refuse(field: str, reason: str) -> None:
     raise ScenarioError(field, f"{reason} (the kernel testbed cannot do this yet; docs/kernel.md)")
 
 
-def plan_from_resolved(doc: dict[str, Any], ported: list[str]) -> Plan:
+def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | None = None) -> Plan:
     """The testbed's plan for ``doc`` (a resolved scenario), or a ScenarioError for the first feature
-    it cannot reproduce."""
+    it cannot reproduce. With ``builtin`` every flow runs that kernel algorithm instead."""
     topo = doc["topology"]
     if topo["kind"] != "dumbbell":
         _refuse("topology.kind", f"{topo['kind']} topology; only a single-bottleneck dumbbell")
@@ -87,13 +87,13 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str]) -> Plan:
             _check_tcp(tcp, f"{where}.traffic.tcp")
         elif tcp != tcp0:
             _refuse(f"{where}.traffic.tcp", "TCP settings that differ between flows (they are per namespace)")
-        if traffic["algorithm"] not in ported:
+        if builtin is None and traffic["algorithm"] not in ported:
             _refuse(f"{where}.traffic.algorithm", f"{traffic['algorithm']} has no kernel twin yet (ported: {', '.join(ported)})")
         transfer = traffic["transfer"]
         plans.append(FlowPlan(
             index=i,
             name=f["name"],
-            algorithm=traffic["algorithm"],
+            algorithm=f"{builtin} (kernel)" if builtin else traffic["algorithm"],
             params=dict(traffic["params"]),
             intervals=[(iv["start_ns"], iv["stop_ns"]) for iv in f["intervals"]],
             finite_bytes=transfer["bytes"] if transfer["kind"] == "finite" else None,

@@ -131,8 +131,10 @@ def _qdisc_stats(mid: Namespace) -> dict[str, dict[str, int]]:
     return out
 
 
-def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed: int, progress: bool = False) -> Measurements:
-    """Builds the testbed, runs the plan's flows and tears everything down; returns what it saw."""
+def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed: int, progress: bool = False,
+                builtin: str | None = None) -> Measurements:
+    """Builds the testbed, runs the plan's flows and tears everything down; returns what it saw.
+    ``builtin`` names a kernel algorithm every flow uses instead of a twin (nothing is registered)."""
     m = Measurements(plan=plan)
     progress = progress and sys.stderr.isatty()
     interval_ns = plan.sample_interval_ns
@@ -141,8 +143,10 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
     procs: list[subprocess.Popen] = []
     try:
         # 1. register one twin per distinct (algorithm, parameters)
-        flow_cc: dict[int, Registration] = {}
-        for f in plan.flows:
+        flow_cc: dict[int, str] = {f.index: builtin for f in plan.flows} if builtin else {}
+        if builtin and builtin not in _available_algorithms():
+            raise CcsimError(f"kernel testbed: the kernel has no algorithm {builtin} (available: {' '.join(_available_algorithms())})")
+        for f in ([] if builtin else plan.flows):
             obj = built.object_for(f.algorithm)
             used, settings = encode_params(f.algorithm, f.params, catalogue, list_globals(built.loader, obj),
                                            f"flows[{f.index}]")
@@ -152,7 +156,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             if key not in registrations:
                 registrations[key] = Registration(built.loader, obj, f.algorithm, settings,
                                                   max(1, interval_ns // 1_000_000)).open()
-            flow_cc[f.index] = registrations[key]
+            flow_cc[f.index] = registrations[key].name
         # 2. the network
         for role in ("sender", "middle", "receiver"):
             namespaces.append(Namespace(role))  # listed at once: torn down even if the next one fails
@@ -175,7 +179,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         spec = {
             "t0_ns": t0, "duration_ns": plan.duration_ns, "sample_interval_ns": interval_ns,
             "src": SENDER_ADDR, "dst": RECEIVER_ADDR, "port": SERVER_PORT,
-            "flows": [{"index": f.index, "port": FIRST_FLOW_PORT + f.index, "cc": flow_cc[f.index].name,
+            "flows": [{"index": f.index, "port": FIRST_FLOW_PORT + f.index, "cc": flow_cc[f.index],
                        "intervals": f.intervals, "bytes": f.finite_bytes} for f in plan.flows],
         }
         ticks: list[str] = []
@@ -255,6 +259,10 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                 "metrics": {name: vals[i] / scale for i, (name, scale) in enumerate(reg.metric_names) if i < len(vals)},
             })
     return m
+
+
+def _available_algorithms() -> list[str]:
+    return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
 
 
 def _collect_lines(proc: subprocess.Popen, out: list[str]) -> None:
