@@ -68,9 +68,17 @@ struct cc_ack {
 	__u64 min_rtt_ns;
 	__u64 srtt_ns;
 	__u64 bytes_in_flight;
+	__u32 snd_una;  /* sequence numbers (wrap around: compare with cc_seq_before) */
+	__u32 snd_max;  /* Linux snd_nxt: highest sent + 1 (Linux does not rewind it after a timeout) */
 	bool in_recovery;
 	bool cwnd_limited;
 };
+
+/* Linux before(): seq1 comes before seq2 in sequence space. */
+static __always_inline bool cc_seq_before(__u32 seq1, __u32 seq2)
+{
+	return (__s32)(seq1 - seq2) < 0;
+}
 
 enum cc_loss_kind { CC_LOSS_FAST_RETRANSMIT, CC_LOSS_TIMEOUT };
 

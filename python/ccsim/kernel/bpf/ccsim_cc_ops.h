@@ -152,6 +152,8 @@ static __always_inline void cc_deliver_ack(struct sock *sk, struct cc_priv *p, _
 	ack.min_rtt_ns = (__u64)tp->rtt_min.s[0].v * CC_NSEC_PER_USEC;
 	ack.srtt_ns = (__u64)(tp->srtt_us >> 3) * CC_NSEC_PER_USEC;
 	ack.bytes_in_flight = (__u64)cc_packets_in_flight(tp) * w.mss_bytes;
+	ack.snd_una = tp->snd_una;
+	ack.snd_max = tp->snd_nxt;
 	ack.in_recovery = in_recovery;
 	ack.cwnd_limited = cwnd_limited;
 	cc_on_ack(&p->alg, &w, &ack);
