@@ -186,8 +186,11 @@ def sender(spec: dict) -> None:
                 if f.sock in sel.get_map():
                     sel.unregister(f.sock)
                 f.intervals = []
+    # Abort rather than close: an orderly close would leave an orphaned socket retransmitting the
+    # unsent tail into a namespace that is about to disappear, and holding the twin for minutes.
     for f in flows:
         if f.sock is not None:
+            f.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             f.sock.close()
 
 
