@@ -9,6 +9,19 @@ cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! command -v chromedriver >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+# The kernel testbed's toolchain (tests/test_kernel.py, docs/kernel.md): clang and libbpf to build the
+# BPF twins against this kernel, bpftool for its BTF, iproute2/ethtool for the namespaces. Installed as
+# root with apt-get; elsewhere those tests skip unless CI=true, where they fail.
+KERNEL_PACKAGES="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev gcc iproute2 ethtool util-linux procps"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    missing=""
+    for pkg in $KERNEL_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+    done
+    if [ -n "$missing" ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+    fi
+fi
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 cargo test --release --quiet -p ccsim-cc -p ccsim-core
 python3 -m pytest -q

@@ -262,6 +262,66 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
 
 # --- end report and reproduce ----------------------------------------------------------------------
 
+
+# --- the kernel testbed (docs/kernel.md) ----------------------------------------------------------
+
+@cli.group()
+def testbed() -> None:
+    """Run scenarios in the real Linux TCP stack: BPF twins of the algorithms on a namespace testbed."""
+
+
+@testbed.command(name="run")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory [default: runs/<scenario name>-kernel].")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Seed of the random loss; overrides run.seed.")
+@click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
+@click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
+@click.option("--builtin", default=None, metavar="NAME", help="Run every flow with the kernel's own algorithm NAME (e.g. reno) instead of the twins: the reference to compare a twin with.")
+@_user_errors
+def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, builtin: str | None) -> None:
+    """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`."""
+    # lazy: start-up time (pandas, pyarrow) and the kernel path only when asked for
+    from ccsim.kernel.runner import run_kernel
+    from ccsim.result import check_output_dir
+
+    out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
+    check_output_dir(out, force)
+    result = run_kernel(scenario, seed=seed, progress=True, builtin=builtin)
+    result.save(out, force=force, plots=not no_plots)
+    console = Console()
+    print_summary(result, console)
+    console.print(f"kernel {escape(result.meta['kernel']['release'])}, {result.meta['wall_time_s']:.1f} s wall time")
+    console.print(f"wrote {escape(safe_for_terminal(out))}")
+
+
+@testbed.command(name="check")
+def testbed_check() -> None:
+    """Say what this machine lacks for the kernel testbed (exit status 1 if anything)."""
+    from ccsim.kernel.check import APT_PACKAGES, prerequisites  # lazy: only for this command
+
+    missing = 0
+    for item in prerequisites():
+        click.echo(f"{'ok' if item.ok else 'missing'}: {item.what}" + ("" if item.ok else f" -> {item.fix}"))
+        missing += not item.ok
+    if missing:
+        click.echo(f"on Debian/Ubuntu, as root: apt-get install {APT_PACKAGES}")
+        sys.exit(1)
+
+
+@testbed.command(name="clean")
+def testbed_clean() -> None:
+    """End what a killed testbed run left running (its namespaces and BPF registrations go with it)."""
+    from ccsim.kernel.check import clean, registered_twins  # lazy: only for this command
+
+    for line in clean():
+        click.echo(line)
+    left = registered_twins()
+    if left:
+        click.echo(f"still registered (held by live sockets or a running testbed): {' '.join(left)}")
+        sys.exit(1)
+    click.echo("nothing of a finished testbed is left")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     cli.main(args=argv, prog_name="ccsim")

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NewReno, the kernel twin of crates/ccsim-cc/src/algorithms/newreno.rs (RFC 5681 sections 3.1,
+ * RFC 3465 appropriate byte counting, RFC 6582 section 3.2 recovery exit). The window policy only:
+ * fast retransmit, recovery and the RTO are the Linux TCP machine's, as in the Rust design.
+ *
+ * Rust RenoIncrease::on_ack (crates/ccsim-cc/src/reno.rs) in bytes:
+ *   slow start (cwnd <= ssthresh): cwnd += min(bytes_acked, L * MSS), L = 0 meaning one MSS;
+ *   congestion avoidance with ABC: count min(bytes_acked, L * MSS); a full cwnd counted adds one MSS;
+ *   without ABC: cwnd += max(MSS * MSS / cwnd, 1) per ACK.
+ * Loss: ssthresh = max(base / 2, 2 * MSS), base = FlightSize (halve_from = flight) or cwnd.
+ */
+#include "ccsim_cc.h"
+
+#define CC_METRIC_NAMES "abc_bytes_acked"
+
+enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1 }; /* Rust HalveFrom, in its order */
+CC_PARAM(__u32, halve_from, HALVE_FROM_FLIGHT);
+
+struct cc_state {
+	__u64 bytes_acked_in_ca; /* Rust RenoIncrease::bytes_acked_in_ca (FreeBSD t_bytes_acked) */
+};
+
+/* Rust RenoIncrease::on_ack. */
+static __always_inline void reno_increase(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
+{
+	__u64 mss = w->mss_bytes;
+	__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * mss : mss;
+
+	if (ack->bytes_acked == 0 || ack->in_recovery || !ack->cwnd_limited)
+		return;
+	if (cc_in_slow_start(w)) {
+		w->cwnd_bytes += cc_min(ack->bytes_acked, limit);
+	} else if (tcp_abc_limit) {
+		s->bytes_acked_in_ca += cc_min(ack->bytes_acked, limit);
+		if (s->bytes_acked_in_ca >= w->cwnd_bytes) {
+			s->bytes_acked_in_ca -= w->cwnd_bytes;
+			w->cwnd_bytes += mss;
+		}
+	} else {
+		w->cwnd_bytes += cc_max(mss * mss / cc_max(w->cwnd_bytes, 1), 1);
+	}
+}
+
+static __always_inline void cc_init(struct cc_state *s, struct cc_window *w)
+{
+	s->bytes_acked_in_ca = 0;
+}
+
+static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
+{
+	reno_increase(s, w, ack);
+}
+
+static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const struct cc_window *w,
+						    const struct cc_loss *loss)
+{
+	__u64 base = param_halve_from == HALVE_FROM_CWND ? w->cwnd_bytes : loss->bytes_in_flight;
+
+	s->bytes_acked_in_ca = 0; /* Rust RenoIncrease::reset */
+	if (loss->kind == CC_LOSS_TIMEOUT && loss->backoff > 1)
+		return w->ssthresh_bytes;
+	return cc_half_window(base, w->mss_bytes);
+}
+
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+{
+	vals[0] = (__s64)s->bytes_acked_in_ca;
+}
+
+#include "ccsim_cc_ops.h"

@@ -1,0 +1,128 @@
+"""What the testbed will build for a resolved scenario, or the one feature it cannot do.
+
+Every refusal happens here, before anything is set up, as a ScenarioError naming the field of the
+resolved document (docs/resolved-scenario.md) and what the testbed lacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ccsim.errors import ScenarioError
+
+__all__ = ["Plan", "FlowPlan", "plan_from_resolved", "LINUX_HEADER_BYTES"]
+
+# IPv4 (20) + TCP (20) + the timestamp option (12): what Linux puts in front of each segment's MSS
+LINUX_HEADER_BYTES = 52
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    index: int
+    name: str
+    algorithm: str
+    params: dict[str, Any]
+    intervals: list[tuple[int, int]]
+    finite_bytes: int | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    duration_ns: int
+    sample_interval_ns: int
+    measure_start_ns: int
+    measure_end_ns: int
+    rate_bps: int
+    queue_limit: dict[str, int]  # {"pkts": n} or {"bytes": n}
+    reverse_rate_bps: int
+    reverse_queue_limit: dict[str, int]
+    data_delay_ns: int  # one way, sender to receiver: bottleneck delay + access delay
+    ack_delay_ns: int
+    loss_rate: float
+    access_delay_ns: int
+    tcp: dict[str, Any]
+    flows: list[FlowPlan]
+
+
+def _refuse(field: str, reason: str) -> None:
+    raise ScenarioError(field, f"{reason} (the kernel testbed cannot do this yet; docs/kernel.md)")
+
+
+def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | None = None) -> Plan:
+    """The testbed's plan for ``doc`` (a resolved scenario), or a ScenarioError for the first feature
+    it cannot reproduce. With ``builtin`` every flow runs that kernel algorithm instead."""
+    topo = doc["topology"]
+    if topo["kind"] != "dumbbell":
+        _refuse("topology.kind", f"{topo['kind']} topology; only a single-bottleneck dumbbell")
+    bottleneck, reverse = topo["bottleneck"], topo["reverse"]
+    for field, link in (("topology.bottleneck", bottleneck), ("topology.reverse", reverse)):
+        if link["queue"]["kind"] != "droptail":
+            _refuse(f"{field}.queue.kind", f"{link['queue']['kind']} queue; only drop-tail")
+    if reverse["loss_rate"] > 0:
+        _refuse("topology.reverse.loss_rate", "random loss on the ACK path")
+    flows = doc["flows"]
+    if not flows:
+        _refuse("flows", "a scenario without flows")
+    tcp0 = None
+    access = None
+    plans = []
+    for i, f in enumerate(flows):
+        where = f"flows[{i}]"
+        traffic = f["traffic"]
+        if traffic["kind"] != "tcp":
+            _refuse(f"{where}.traffic.kind", f"{traffic['kind']} traffic; only bulk TCP")
+        if f["route"]["direction"] != "forward":
+            _refuse(f"{where}.route.direction", "reverse-direction flows")
+        delay = f["access_delay"]
+        if delay["kind"] != "fixed":
+            _refuse(f"{where}.access_delay", "access delays drawn at random; give a fixed one")
+        if access is None:
+            access = delay["delay_ns"]
+        elif delay["delay_ns"] != access:
+            _refuse(f"{where}.access_delay", "different access delays per flow (one delay line for all flows)")
+        tcp = traffic["tcp"]
+        if tcp0 is None:
+            tcp0 = tcp
+            _check_tcp(tcp, f"{where}.traffic.tcp")
+        elif tcp != tcp0:
+            _refuse(f"{where}.traffic.tcp", "TCP settings that differ between flows (they are per namespace)")
+        if builtin is None and traffic["algorithm"] not in ported:
+            _refuse(f"{where}.traffic.algorithm", f"{traffic['algorithm']} has no kernel twin yet (ported: {', '.join(ported)})")
+        transfer = traffic["transfer"]
+        plans.append(FlowPlan(
+            index=i,
+            name=f["name"],
+            algorithm=f"{builtin} (kernel)" if builtin else traffic["algorithm"],
+            params=dict(traffic["params"]),
+            intervals=[(iv["start_ns"], iv["stop_ns"]) for iv in f["intervals"]],
+            finite_bytes=transfer["bytes"] if transfer["kind"] == "finite" else None,
+        ))
+    assert tcp0 is not None and access is not None
+    return Plan(
+        duration_ns=doc["duration_ns"],
+        sample_interval_ns=doc["sample_interval_ns"],
+        measure_start_ns=doc["measure_start_ns"],
+        measure_end_ns=doc["measure_end_ns"],
+        rate_bps=bottleneck["rate_bps"],
+        queue_limit=dict(bottleneck["queue"]["limit"]),
+        reverse_rate_bps=reverse["rate_bps"],
+        reverse_queue_limit=dict(reverse["queue"]["limit"]),
+        data_delay_ns=bottleneck["delay_ns"] + access,
+        ack_delay_ns=reverse["delay_ns"] + access,
+        loss_rate=bottleneck["loss_rate"],
+        access_delay_ns=access,
+        tcp=dict(tcp0),
+        flows=plans,
+    )
+
+
+def _check_tcp(tcp: dict[str, Any], where: str) -> None:
+    if tcp["header_bytes"] != LINUX_HEADER_BYTES:
+        _refuse(f"{where}.header_bytes", f"{tcp['header_bytes']} header bytes; Linux with timestamps sends {LINUX_HEADER_BYTES}")
+    if not tcp["delayed_ack"]:
+        _refuse(f"{where}.delayed_ack", "turning delayed ACKs off (Linux has no switch for it)")
+    if not tcp["limited_transmit"]:
+        _refuse(f"{where}.limited_transmit", "turning limited transmit off (Linux always uses it)")
+    if tcp["mss_bytes"] + tcp["header_bytes"] > 1500 or tcp["mss_bytes"] < 536:
+        _refuse(f"{where}.mss_bytes", f"an MSS of {tcp['mss_bytes']} bytes; the testbed's veths carry 536..1448")

@@ -1,0 +1,209 @@
+"""The kernel path (docs/kernel.md): BPF twins build and load, a testbed run reaches line rate, a
+killed run leaves nothing behind, and scenarios the testbed cannot do are refused up front.
+
+Tests that need root, BTF and BPF struct_ops skip elsewhere with the reason, and fail under CI=true
+(CI runs as root on a machine that has them: a skip there would hide a broken kernel path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ccsim.errors import CcsimError, ScenarioError
+from ccsim.kernel.build import ported_algorithms
+from ccsim.kernel.check import missing_prerequisites, registered_twins
+from ccsim.kernel.loader import encode_params
+from ccsim.kernel.netns import stray_processes
+from ccsim.kernel.plan import plan_from_resolved
+from ccsim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+CCSIM = [sys.executable, "-m", "ccsim.cli"]
+
+
+def _require_kernel() -> None:
+    missing = missing_prerequisites()
+    if missing:
+        reason = "kernel testbed unavailable: " + "; ".join(f"{m.what} ({m.fix})" for m in missing)
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + " -- CI must run the kernel tests")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def built():
+    _require_kernel()
+    from ccsim.kernel.build import build  # lazy: compiles on first use
+
+    return build()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_behind():
+    """After this module: no registered twin and no testbed process of ours remains."""
+    yield
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (registered_twins() or stray_processes()):
+        time.sleep(0.2)
+    assert registered_twins() == []
+    assert stray_processes() == []
+
+
+def _scenario(text: str) -> dict:
+    return load_scenario(text).resolve()
+
+
+SHORT = """
+[run]
+duration = "{duration}"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbit"
+bottleneck_delay = "20ms"
+queue = "84pkt"
+[[flows]]
+algorithm = "newreno"
+"""
+
+
+# -- without root ---------------------------------------------------------------------------------
+
+def test_newreno_has_a_twin():
+    assert "newreno" in ported_algorithms()
+
+
+@pytest.mark.parametrize(
+    "edit, replacement, field",
+    [
+        ('queue = "84pkt"', 'queue = { kind = "red", limit = "100pkt" }', "topology.bottleneck.queue.kind"),
+        ('queue = "84pkt"', 'queue = "84pkt"\nreverse_loss = 0.01', "topology.reverse.loss_rate"),
+        ('algorithm = "newreno"', 'algorithm = "newreno"\ndirection = "reverse"', "flows[0].route.direction"),
+        ('algorithm = "newreno"', 'algorithm = "newreno"\naccess_delay = { uniform = ["5ms", "30ms"] }', "flows[0].access_delay"),
+        ('algorithm = "newreno"', 'kind = "cbr"\nrate = "1Mbit"', "flows[0].traffic.kind"),
+    ],
+)
+def test_unsupported_features_are_refused_naming_the_field(edit, replacement, field):
+    doc = _scenario(SHORT.format(duration="5s").replace(edit, replacement))
+    with pytest.raises(ScenarioError) as err:
+        plan_from_resolved(doc, ported_algorithms())
+    assert err.value.field == field
+    assert "kernel testbed" in str(err.value)
+
+
+def test_an_algorithm_without_twin_is_refused():
+    doc = _scenario(SHORT.format(duration="5s").replace("newreno", "htcp"))
+    with pytest.raises(ScenarioError, match="no kernel twin"):
+        plan_from_resolved(doc, ["newreno"])
+
+
+def test_refusal_on_the_command_line_is_one_line_and_writes_nothing(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="5s").replace('queue = "84pkt"', 'queue = "84pkt"\nreverse_loss = 0.01'))
+    out = tmp_path / "out"
+    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "kernel testbed" in proc.stderr
+    assert not out.exists()
+
+
+def test_parameters_are_encoded_by_the_naming_rule():
+    catalogue = [{"name": "x", "params": [
+        {"name": "p_max", "kind": "number", "default": 0.25, "unit": "", "range": "(0, 1]"},
+        {"name": "q_th_ms", "kind": "number", "default": 30.0, "unit": "ms", "range": ""},
+        {"name": "mode", "kind": "choice", "default": "b", "unit": "", "range": "one of a, b, c"},
+        {"name": "on", "kind": "bool", "default": True, "unit": "", "range": ""},
+    ]}]
+    globals_ = {"param_p_max__q32": 8, "param_q_th_ms__us": 8, "param_mode": 4, "param_on": 4}
+    used, settings = encode_params("x", {"mode": "c"}, catalogue, globals_, "flows[0]")
+    assert used == {"p_max": 0.25, "q_th_ms": 30.0, "mode": "c", "on": True}
+    assert settings == ["param_p_max__q32=1073741824", "param_q_th_ms__us=30000", "param_mode=2", "param_on=1"]
+    with pytest.raises(CcsimError, match="declares no parameter on"):
+        encode_params("x", {}, catalogue, {k: v for k, v in globals_.items() if k != "param_on"}, "flows[0]")
+
+
+# -- as root, with BPF struct_ops -------------------------------------------------------------------
+
+@pytest.mark.parametrize("algorithm", ported_algorithms())
+def test_every_twin_is_accepted_by_the_verifier_and_unregisters(built, algorithm):
+    from ccsim.engine import algorithms
+    from ccsim.kernel.loader import Registration, list_globals
+
+    obj = built.object_for(algorithm)
+    _, settings = encode_params(algorithm, {}, algorithms(), list_globals(built.loader, obj), "flows[0]")
+    with Registration(built.loader, obj, algorithm, settings, 100) as reg:
+        assert reg.name in registered_twins()
+        assert reg.map_id > 0
+    assert reg.name not in registered_twins()
+    assert reg.proc is not None and reg.proc.returncode == 0
+
+
+def test_newreno_on_a_10_mbit_40_ms_path_reaches_line_rate(built, tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="8s"))
+    out = tmp_path / "run"
+    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out), "--no-plots"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    from ccsim.result import Result
+
+    r = Result.load(out)
+    assert r.meta["backend"] == "kernel"
+    payload_bps = 10e6 * 1448 / 1500
+    row = r.summary.iloc[0]
+    # slow start and the handshake cost a little of 8 s; a broken path (offloads, checksums, a
+    # misplaced queue) gives far less or far more
+    assert 0.88 * payload_bps < row["goodput_bps"] <= payload_bps
+    assert 40.0 <= row["rtt_min_ms"] < 45.0, "the delay line gives 2 x 20 ms"
+    assert 60.0 < row["rtt_mean_ms"] < 142.0, "the 84-packet queue adds at most 102 ms"
+    assert row["retransmits"] > 0, "drop-tail overflow must cause losses"
+    assert (r.cc_metrics["name"] == "abc_bytes_acked").any()
+    assert len(r.flows) == 80 and r.flows["cwnd_pkts"].max() > 84
+    report = subprocess.run([*CCSIM, "report", str(out)], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0 and (out / "report.html").is_file(), report.stderr
+
+
+def test_a_killed_run_leaves_nothing_behind(built, tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="30s"))
+    before = set(registered_twins())
+    proc = subprocess.Popen([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "run")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (set(registered_twins()) - before and _tagged(proc.pid)):
+            time.sleep(0.1)
+        assert set(registered_twins()) - before, "the run never registered its twin"
+        time.sleep(1.5)  # traffic flowing
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (set(registered_twins()) - before or _tagged(proc.pid)):
+        time.sleep(0.1)
+    assert set(registered_twins()) - before == set()
+    assert _tagged(proc.pid) == []
+    assert not (tmp_path / "run").exists()
+    clean = subprocess.run([*CCSIM, "testbed", "clean"], capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def _tagged(harness_pid: int) -> list[int]:
+    """Processes started by the testbed of harness ``harness_pid``."""
+    needle = f"CCSIM_TESTBED={harness_pid}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
