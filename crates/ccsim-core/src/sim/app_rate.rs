@@ -15,15 +15,11 @@
 //! in congestion avoidance) and is never decayed (no RFC 2861 / Linux `tcp_cwnd_application_limited`
 //! decay, no RFC 7661 non-validated-phase rules); after an idle period longer than the RTO the
 //! window restarts (RFC 5681 section 4.1), as when an on/off flow resumes. docs/choices.md compares
-//! this with FreeBSD, Linux and RFC 7661.
+//! this with FreeBSD, Linux and RFC 7661. The events that drive it are handled in `traffic.rs`.
 
 use std::time::Duration;
 
 use ccsim_cc::Time;
-
-use crate::event::Event;
-use crate::sim::flow::App;
-use crate::sim::Simulation;
 
 /// The writing state of one rate-limited application.
 pub(crate) struct RateLimitedApp {
@@ -95,39 +91,6 @@ impl RateLimitedApp {
 
     pub fn next_write(&self) -> Option<Time> {
         self.next
-    }
-}
-
-impl Simulation {
-    /// A rate-limited TCP application's interval starts (`on_flow_start`).
-    pub(super) fn start_rate_limited(&mut self, f: u32) {
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        let (App::Tcp { sender, .. }, Some(app)) = (&mut flow.app, &mut flow.app_rate) else { return };
-        if now == flow.schedule.start {
-            // The sender was built holding the first write; this is the connection's start.
-            app.begin(now, 0);
-            sender.start(now, &mut self.out);
-        } else {
-            let end = app.begin(now, sender.snd_max());
-            sender.app_wrote(now, end, &mut self.out);
-        }
-        if let Some(t) = app.next_write() {
-            self.events.schedule(t, Event::AppWrite(f));
-        }
-        self.transmit_from_sender(f);
-    }
-
-    pub(super) fn on_app_write(&mut self, f: u32) {
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        let (App::Tcp { sender, .. }, Some(app)) = (&mut flow.app, &mut flow.app_rate) else { return };
-        let Some(end) = app.write_due(now) else { return };
-        sender.app_wrote(now, end, &mut self.out);
-        if let Some(t) = app.next_write().filter(|&t| t < self.end) {
-            self.events.schedule(t, Event::AppWrite(f));
-        }
-        self.transmit_from_sender(f);
     }
 }
 

@@ -1,5 +1,5 @@
-//! Applications starting, stopping and emitting: TCP senders, CBR/VoIP streams, and the web
-//! generator's transfers.
+//! Applications starting, stopping and emitting: TCP senders, rate-limited TCP applications'
+//! writes (`app_rate.rs`), CBR/VoIP streams, and the web generator's transfers.
 
 use ccsim_cc::Time;
 
@@ -112,5 +112,37 @@ impl Simulation {
             sender.start(now, &mut self.out);
         }
         self.transmit_from_sender(id);
+    }
+
+    /// A rate-limited TCP application's interval starts (`on_flow_start`).
+    pub(super) fn start_rate_limited(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let (App::Tcp { sender, .. }, Some(app)) = (&mut flow.app, &mut flow.app_rate) else { return };
+        if now == flow.schedule.start {
+            // The sender was built holding the first write; this is the connection's start.
+            app.begin(now, 0);
+            sender.start(now, &mut self.out);
+        } else {
+            let end = app.begin(now, sender.snd_max());
+            sender.app_wrote(now, end, &mut self.out);
+        }
+        if let Some(t) = app.next_write().filter(|&t| t < self.end) {
+            self.events.schedule(t, Event::AppWrite(f));
+        }
+        self.transmit_from_sender(f);
+    }
+
+    /// A rate-limited application's next write is due (a stale event does nothing).
+    pub(super) fn on_app_write(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let (App::Tcp { sender, .. }, Some(app)) = (&mut flow.app, &mut flow.app_rate) else { return };
+        let Some(end) = app.write_due(now) else { return };
+        sender.app_wrote(now, end, &mut self.out);
+        if let Some(t) = app.next_write().filter(|&t| t < self.end) {
+            self.events.schedule(t, Event::AppWrite(f));
+        }
+        self.transmit_from_sender(f);
     }
 }
