@@ -2,6 +2,7 @@
 
 pub mod receiver;
 pub mod rtt;
+pub mod rtt_ns2;
 pub mod scoreboard;
 pub mod sender;
 

@@ -40,6 +40,11 @@ impl RttEstimator {
         }
     }
 
+    /// Sets the clock granularity G (RFC 6298 section 2), 1 ms unless the scenario says otherwise.
+    pub fn set_granularity(&mut self, g: Duration) {
+        self.granularity = g;
+    }
+
     /// Records a raw sample for the algorithms (min/max/latest) without touching the RTO estimator.
     pub fn observe(&mut self, r: Duration) {
         self.latest = Some(r);
