@@ -45,6 +45,7 @@ FREEBSD9: dict[str, Any] = {
     "timer_granularity_ns": 1 * _MS,  # hz = 1000
     "max_burst_pkts": 0,
     "ssthresh_whole_packets": False,
+    "sack_recovery": "rfc6675",
 }
 
 # Linux 6.x. Only the knobs that exist today; the Linux mechanisms being added as knobs beside this
@@ -88,6 +89,7 @@ NS2: dict[str, Any] = {
     "timer_granularity_ns": 10 * _MS,  # tcpTick_
     "max_burst_pkts": 0,  # maxburst_
     "ssthresh_whole_packets": True,  # int ssthresh_ (slowdown)
+    "sack_recovery": "ns2_sack1",  # Agent/TCP/Sack1 (tcp-sack1.cc)
 }
 
 PROFILES: Mapping[str, Mapping[str, Any]] = MappingProxyType(

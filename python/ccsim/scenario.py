@@ -661,6 +661,7 @@ class Tcp(_Section):
     timer_granularity_ns: Time = Field(default=_BASE["timer_granularity_ns"], alias="timer_granularity")
     max_burst_pkts: StrictInt = Field(default=_BASE["max_burst_pkts"], alias="max_burst", ge=0, lt=2**32)
     ssthresh_whole_packets: StrictBool = _BASE["ssthresh_whole_packets"]
+    sack_recovery: Literal["rfc6675", "ns2_sack1"] = _BASE["sack_recovery"]
 
     _check_positive = field_validator(
         "mss_bytes", "delayed_ack_timeout_ns", "min_rto_ns", "initial_rto_ns", "max_rto_ns", "rwnd_bytes",

@@ -319,6 +319,18 @@ pub struct TcpConfig {
     /// ns-2 `Agent/TCP` keeps `ssthresh_` as a whole number of packets (at least 2) while `cwnd_` is
     /// fractional: a loss rounds the new ssthresh down to whole segments and leaves cwnd unrounded.
     pub ssthresh_whole_packets: bool,
+    /// SACK-based loss recovery (with `sack`): RFC 6675 or ns-2's Sack1 (`tcp/ns2_sack1.rs`).
+    pub sack_recovery: SackRecovery,
+}
+
+/// The SACK-based loss recovery of a TCP flow.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SackRecovery {
+    /// RFC 6675: pipe from the scoreboard, IsLost() with DupThresh, NextSeg() rules 1-3.
+    Rfc6675,
+    /// ns-2.35 `Agent/TCP/Sack1`: a counted `pipe_`, every hole below the highest SACK retransmitted.
+    Ns2Sack1,
 }
 
 /// The retransmission-timer estimator of a TCP flow.
@@ -647,6 +659,7 @@ impl TcpConfig {
             timer_granularity_ns: 1_000_000,
             max_burst_pkts: 0,
             ssthresh_whole_packets: false,
+            sack_recovery: SackRecovery::Rfc6675,
         }
     }
 }

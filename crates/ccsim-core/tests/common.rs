@@ -37,7 +37,7 @@ pub fn tcp_config() -> Value {
            "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
            "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
            "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
-           "ssthresh_whole_packets": false})
+           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675"})
 }
 
 /// The uncongested reverse of a link: same rate and delay, 10 000 packets, no loss.

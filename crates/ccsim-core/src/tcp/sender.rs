@@ -41,6 +41,7 @@
 //!   and the partial-ACK retransmission are sent outside that loop, as in ns-2.
 //! * `ssthresh_whole_packets` (ns-2 `slowdown`: `ssthresh_ = (int) halfwin`, at least 2): the new
 //!   ssthresh is rounded down to whole segments, cwnd keeps the unrounded value.
+//! * `sack_recovery = ns2_sack1`: ns-2's Sack1 recovery instead of RFC 6675 (`tcp/ns2_sack1.rs`).
 
 use std::time::Duration;
 
@@ -49,7 +50,8 @@ use ccsim_cc::{
 };
 
 use crate::packet::Packet;
-use crate::scenario::{RtoEstimator, TcpConfig};
+use crate::scenario::{RtoEstimator, SackRecovery, TcpConfig};
+use crate::tcp::ns2_sack1::{self, Ns2Sack1};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::rtt_ns2::Ns2Rto;
 use crate::tcp::scoreboard::Scoreboard;
@@ -119,6 +121,9 @@ pub struct Sender {
     max_burst: u32,
     burst_sent: u32,
     ssthresh_whole_packets: bool,
+    /// ns-2 Sack1 recovery instead of RFC 6675, and its state during a recovery episode.
+    ns2_sack1_recovery: bool,
+    ns2_sack1: Option<Ns2Sack1>,
     round: Round,
     cwnd_limited: bool,
     /// FreeBSD h_ertt's delayed-ACK guess: up when an ACK covers more than one segment, down when it
@@ -175,6 +180,8 @@ impl Sender {
             max_burst: cfg.max_burst_pkts,
             burst_sent: 0,
             ssthresh_whole_packets: cfg.ssthresh_whole_packets,
+            ns2_sack1_recovery: cfg.sack_recovery == SackRecovery::Ns2Sack1,
+            ns2_sack1: None,
             round: Round::default(),
             cwnd_limited: true,
             dlyack_guess: 0,
@@ -331,6 +338,11 @@ impl Sender {
         len
     }
 
+    /// The application has new data and the receiver window takes the next segment.
+    fn new_data_allowed(&self) -> bool {
+        self.snd_max < self.app_end && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd
+    }
+
     /// RFC 6675 NextSeg(): the next segment to send during SACK recovery, and whether it is new data.
     fn next_seg(&self) -> Option<u64> {
         let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
@@ -353,7 +365,7 @@ impl Sender {
             break;
         }
         // Rule 2: new data, if the application and the receiver window allow.
-        if self.snd_max < self.app_end && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd {
+        if self.new_data_allowed() {
             return Some(self.snd_max);
         }
         // Rule 3: an unSACKed segment below the highest SACKed one, even if not yet deemed lost.
@@ -368,15 +380,31 @@ impl Sender {
                 return;
             }
             if self.in_fast_recovery && self.sack {
-                if self.pipe() + self.mss > self.w.cwnd_bytes.max(self.mss) {
-                    self.cwnd_limited = true;
-                    return;
-                }
-                match self.next_seg() {
+                let next = match &self.ns2_sack1 {
+                    Some(ns2) => {
+                        if !ns2.may_send(self.w.cwnd_bytes / self.mss) {
+                            self.cwnd_limited = true;
+                            return;
+                        }
+                        ns2_sack1::next_hole(&self.scoreboard, self.high_rxt.max(self.snd_una), self.snd_max)
+                            .or_else(|| self.new_data_allowed().then_some(self.snd_max))
+                    }
+                    None => {
+                        if self.pipe() + self.mss > self.w.cwnd_bytes.max(self.mss) {
+                            self.cwnd_limited = true;
+                            return;
+                        }
+                        self.next_seg()
+                    }
+                };
+                match next {
                     Some(seq) => {
                         let retransmission = seq < self.snd_max;
                         let len = self.send_segment(now, seq, out);
                         self.burst_sent += 1;
+                        if let Some(ns2) = &mut self.ns2_sack1 {
+                            ns2.on_send();
+                        }
                         if retransmission {
                             self.high_rxt = self.high_rxt.max(seq + len);
                         }
@@ -453,6 +481,10 @@ impl Sender {
             ns2.cancel_timing();
             self.rto_deadline = Some(now + ns2.rto());
         }
+        if self.sack && self.ns2_sack1_recovery {
+            let outstanding_pkts = self.flight_size().div_ceil(self.mss);
+            self.ns2_sack1 = Some(Ns2Sack1::enter(outstanding_pkts, self.dupthresh));
+        }
         // Retransmit the first unacknowledged segment (RFC 5681 3.2 step 2 / RFC 6675 step 4.3).
         let seq = self.snd_una;
         let len = self.send_segment(now, seq, out);
@@ -470,6 +502,9 @@ impl Sender {
             return None; // old or impossible ACK
         }
         self.burst_sent = 0;
+        if let Some(ns2) = &mut self.ns2_sack1 {
+            ns2.on_ack(ackno > self.snd_una && ackno < self.recover);
+        }
         // Karn: no sample when the echoed segment was a retransmission.
         let karn_sample = if !ack.retx && ack.tx_time <= now { Some(now - ack.tx_time) } else { None };
         let newly_acked = ackno - self.snd_una;
@@ -519,6 +554,7 @@ impl Sender {
                 if ackno >= self.recover {
                     // Full ACK: recovery ends (RFC 6582 step 3 / RFC 6675).
                     self.in_fast_recovery = false;
+                    self.ns2_sack1 = None;
                     self.inflation = 0;
                     exit = Some(RecoveryExit { now, bytes_in_flight: self.flight_size(), after_timeout: false });
                 } else if !self.sack {
@@ -634,6 +670,7 @@ impl Sender {
         self.cc.cwnd_event(&mut self.w, now, CwndEvent::Loss); // Linux tcp_enter_loss
         self.w.set_cwnd(self.mss);
         self.in_fast_recovery = false;
+        self.ns2_sack1 = None;
         self.in_rto_recovery = true;
         self.inflation = 0;
         self.dupacks = 0;
