@@ -138,3 +138,15 @@ def test_ns2_window_is_twenty_packets_of_1000_bytes():
     rtt = 0.040 + 1040 * 8 / 10e6 + 1040 * 8 / 1e9 + 52 * 8 / 10e6
     expected = 20 * 1000 * 8 / rtt
     assert result.summary.iloc[0].goodput_bps == pytest.approx(expected, rel=0.01)
+
+
+def test_ns2_maxburst_of_one_keeps_the_flight_at_one_packet():
+    # maxburst_ 1 with an ACK per packet: the start sends one packet (send_much stops at maxburst_),
+    # and every ACK takes one packet out of the network and lets at most one in, so one packet per
+    # RTT whatever cwnd grows to.
+    tcp = {"profile": "ns2", "rwnd": "64MiB", "max_burst": 1}
+    result = ccsim.run(Scenario.from_dict(single_flow(tcp)), seed=1)
+    rtt = 0.040 + 1040 * 8 / 10e6 + 1040 * 8 / 1e9 + 52 * 8 / 10e6
+    assert result.summary.iloc[0].goodput_bps == pytest.approx(1000 * 8 / rtt, rel=0.01)
+    two = ccsim.run(Scenario.from_dict(single_flow({**tcp, "max_burst": 2})), seed=1)
+    assert two.summary.iloc[0].goodput_bps > 9e6, "two per ACK: the window opens (slow start)"
