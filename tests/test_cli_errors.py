@@ -25,6 +25,8 @@ BAD_SCENARIOS = [
     ("stop before start", SINGLE.replace('start = "0s"', 'start = "30s"').replace('stop = "60s"', 'stop = "10s"'),
      "flows[0].stop"),
     ("no flows", SINGLE.split("[[flows]]")[0], "flows"),
+    ("unknown profile", SINGLE.replace("[tcp]", '[tcp]\nprofile = "freebsd"'), "tcp.profile"),
+    ("unknown flow profile", SINGLE + '[flows.tcp]\nprofile = "ns3"\n', "flows[0].tcp.profile"),
     ("bad TOML", SINGLE.replace('duration = "60s"', "duration = "), "bad.toml"),
 ]
 

@@ -101,11 +101,13 @@ INTERNALS_EXAMPLE = {
          "route": {"kind": "dumbbell", "direction": "forward"},
          "traffic": {
              "kind": "tcp", "algorithm": "newreno", "params": {"halve_from": "flight"},
-             "tcp": {"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3,
-                     "initial_ssthresh": {"kind": "unlimited"}, "sack": True,
-                     "delayed_ack": True, "delayed_ack_timeout_ns": 100000000, "abc_limit": 2,
+             "tcp": {"profile": "freebsd9", "mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3,
+                     "initial_ssthresh": {"kind": "unlimited"},
+                     "sack": True, "delayed_ack": True, "delayed_ack_timeout_ns": 100000000, "abc_limit": 2,
                      "min_rto_ns": 200000000, "initial_rto_ns": 1000000000, "max_rto_ns": 60000000000,
-                     "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True},
+                     "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True,
+                     "rto_estimator": "rfc6298", "timer_granularity_ns": 1000000, "max_burst_pkts": 0,
+                     "ssthresh_whole_packets": False, "sack_recovery": "rfc6675"},
              "transfer": {"kind": "unlimited"}, "app_rate": {"kind": "unlimited"}}},
     ],
 }

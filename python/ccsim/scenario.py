@@ -41,6 +41,7 @@ from pydantic import (
 
 from ccsim import units
 from ccsim.errors import ScenarioError
+from ccsim.profiles import DEFAULT_PROFILE, PROFILE_NAMES, PROFILES
 from ccsim.files import read_toml_text
 
 __all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red", "Tcp", "Flow", "load_scenario", "known_algorithms"]
@@ -695,34 +696,46 @@ InitialSsthresh = Annotated[
 ]
 
 
+_BASE = PROFILES[DEFAULT_PROFILE]
+
+
 class Tcp(_Section):
     """TCP machine settings. ``[tcp]`` sets them for every flow; ``[flows.tcp]`` overrides some keys.
 
-    Field names are the keys of the resolved JSON; the aliases are the keys users write.
-    Defaults follow Linux/FreeBSD practice (RFC 6928 IW aside: IW3 as RFC 5681 allows).
+    ``profile`` names the bundle the other keys start from (``freebsd9``, ``linux``, ``ns2``; see
+    :mod:`ccsim.profiles` and docs/profiles.md); keys written in the table override it. Field names
+    are the keys of the resolved JSON; the aliases are the keys users write. The defaults are the
+    ``freebsd9`` bundle.
     """
 
-    mss_bytes: Size = Field(default=1448, alias="mss")
-    header_bytes: Size = Field(default=52, alias="header")
-    initial_window_pkts: StrictInt = Field(default=3, alias="initial_window", ge=1)
+    profile: StrictStr = DEFAULT_PROFILE
+    mss_bytes: Size = Field(default=_BASE["mss_bytes"], alias="mss")
+    header_bytes: Size = Field(default=_BASE["header_bytes"], alias="header")
+    initial_window_pkts: StrictInt = Field(default=_BASE["initial_window_pkts"], alias="initial_window", ge=1)
     # Where the window starts relative to ssthresh (crates/ccsim-core/src/tcp/startup.rs):
     # initial_ssthresh "inf" (RFC 5681), a fixed value, or slow_start = false (start in congestion
-    # avoidance at the initial window).
+    # avoidance at the initial window). Not part of any profile.
     initial_ssthresh: InitialSsthresh = SSTHRESH_UNLIMITED
     slow_start: StrictBool = True
-    sack: StrictBool = True
-    delayed_ack: StrictBool = True
-    delayed_ack_timeout_ns: Time = Field(default=100_000_000, alias="delayed_ack_timeout")
-    abc_limit: StrictInt = Field(default=2, alias="abc", ge=0)
-    min_rto_ns: Time = Field(default=200_000_000, alias="min_rto")
-    initial_rto_ns: Time = Field(default=1_000_000_000, alias="initial_rto")
-    max_rto_ns: Time = Field(default=60_000_000_000, alias="max_rto")
-    rwnd_bytes: Size = Field(default=64 * 2**20, alias="rwnd")
-    dupack_threshold: StrictInt = Field(default=3, ge=1)
-    limited_transmit: StrictBool = True
+    sack: StrictBool = _BASE["sack"]
+    delayed_ack: StrictBool = _BASE["delayed_ack"]
+    delayed_ack_timeout_ns: Time = Field(default=_BASE["delayed_ack_timeout_ns"], alias="delayed_ack_timeout")
+    abc_limit: StrictInt = Field(default=_BASE["abc_limit"], alias="abc", ge=0)
+    min_rto_ns: Time = Field(default=_BASE["min_rto_ns"], alias="min_rto")
+    initial_rto_ns: Time = Field(default=_BASE["initial_rto_ns"], alias="initial_rto")
+    max_rto_ns: Time = Field(default=_BASE["max_rto_ns"], alias="max_rto")
+    rwnd_bytes: Size = Field(default=_BASE["rwnd_bytes"], alias="rwnd")
+    dupack_threshold: StrictInt = Field(default=_BASE["dupack_threshold"], ge=1)
+    limited_transmit: StrictBool = _BASE["limited_transmit"]
+    rto_estimator: Literal["rfc6298", "ns2"] = _BASE["rto_estimator"]
+    timer_granularity_ns: Time = Field(default=_BASE["timer_granularity_ns"], alias="timer_granularity")
+    max_burst_pkts: StrictInt = Field(default=_BASE["max_burst_pkts"], alias="max_burst", ge=0, lt=2**32)
+    ssthresh_whole_packets: StrictBool = _BASE["ssthresh_whole_packets"]
+    sack_recovery: Literal["rfc6675", "ns2_sack1"] = _BASE["sack_recovery"]
 
     _check_positive = field_validator(
-        "mss_bytes", "delayed_ack_timeout_ns", "min_rto_ns", "initial_rto_ns", "max_rto_ns", "rwnd_bytes"
+        "mss_bytes", "delayed_ack_timeout_ns", "min_rto_ns", "initial_rto_ns", "max_rto_ns", "rwnd_bytes",
+        "timer_granularity_ns",
     )(_positive)
 
     @model_validator(mode="after")
@@ -737,11 +750,32 @@ class Tcp(_Section):
             raise ScenarioError("initial_ssthresh", "must be > 0")
         return self
 
+    @field_validator("profile")
+    @classmethod
+    def _check_profile(cls, name: str) -> str:
+        if name not in PROFILES:
+            raise ScenarioError("", f"unknown profile '{name}' (known: {', '.join(PROFILE_NAMES)})")
+        return name
+
+    @model_validator(mode="after")
+    def _expand_profile(self) -> "Tcp":
+        # The keys not written take the profile's values; model_fields_set keeps saying which were
+        # written (what a flow's table overrides, what to_toml writes).
+        for name, value in PROFILES[self.profile].items():
+            if name not in self.model_fields_set:
+                object.__setattr__(self, name, value)
+        return self
+
+    @property
+    def sets_profile(self) -> bool:
+        """This table names a profile explicitly (a flow's then replaces the scenario's)."""
+        return "profile" in self.model_fields_set
+
     def overridden(self) -> dict[str, Any]:
-        """The keys this table sets explicitly (field name -> canonical value). ``slow_start`` and
-        ``initial_ssthresh`` both say where the window starts: a table that sets one of them also
-        resets the other, so a flow's setting replaces the ``[tcp]`` one."""
-        keys = dict.fromkeys(self.model_fields_set)
+        """The knobs this table sets explicitly (field name -> canonical value), profile aside.
+        ``slow_start`` and ``initial_ssthresh`` both say where the window starts: a table that sets
+        one of them also resets the other, so a flow's setting replaces the ``[tcp]`` one."""
+        keys = dict.fromkeys(name for name in self.model_fields_set if name != "profile")
         if "slow_start" in keys or "initial_ssthresh" in keys:
             keys.update(dict.fromkeys(("slow_start", "initial_ssthresh")))
         return {name: getattr(self, name) for name in keys}
@@ -935,6 +969,12 @@ class Scenario(_Section):
     tcp: Tcp = Field(default_factory=Tcp)
     flows: list[Flow] = Field(min_length=1)
 
+    @field_serializer("tcp", when_used="json")
+    def _dump_profile_and_keys_set(self, tcp: Tcp) -> dict[str, Any]:
+        # The profile and the keys written: a flow naming another profile still gets exactly these
+        # keys on top of it after a round trip (writing out every value would override its bundle).
+        return {"profile": tcp.profile, **tcp.model_dump(mode="json", by_alias=True, exclude_unset=True)}
+
     @model_validator(mode="after")
     def _check_flows(self) -> "Scenario":
         # Spelling rules of the file; the physics and invariants (times inside the run, intervals in
@@ -1061,8 +1101,12 @@ class Scenario(_Section):
     # -- derived views ------------------------------------------------------------------------------
 
     def tcp_for(self, flow: Flow) -> Tcp:
-        """The TCP settings of ``flow``: the ``[tcp]`` table with the flow's overrides applied."""
-        return self.tcp.model_copy(update=flow.tcp.overridden())
+        """The TCP settings of ``flow`` (docs/profiles.md): the bundle of the flow's profile if it
+        names one, else of ``[tcp]``'s; then the keys ``[tcp]`` sets; then the keys the flow sets."""
+        base = self.tcp
+        if flow.tcp.sets_profile:
+            base = Tcp.model_validate({"profile": flow.tcp.profile}).model_copy(update=self.tcp.overridden())
+        return base.model_copy(update=flow.tcp.overridden())
 
     def _names(self, index: int, flow: Flow) -> list[str]:
         first = sum(f.count for f in self.flows[:index])
@@ -1173,7 +1217,8 @@ class Scenario(_Section):
     # -- TOML ---------------------------------------------------------------------------------------
 
     def to_toml(self) -> str:
-        """TOML text that loads back to an equal Scenario (defaults written out, units canonical)."""
+        """TOML text that loads back to an equal Scenario (defaults written out, units canonical;
+        ``[tcp]`` as its profile and the keys it sets, the profile standing for the rest)."""
         data = _drop_empty(self.model_dump(mode="json", by_alias=True, exclude_none=True))
         return tomli_w.dumps(data)
 

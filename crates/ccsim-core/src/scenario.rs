@@ -333,6 +333,43 @@ pub struct TcpConfig {
     pub rwnd_bytes: u64,
     pub dupack_threshold: u32,
     pub limited_transmit: bool,
+    /// The profile the front end expanded into these knobs (`freebsd9`, `linux`, `ns2`), recorded
+    /// for humans reading `meta.json`; the engine reads only the knobs (docs/profiles.md).
+    pub profile: String,
+    /// How the retransmission timeout is estimated (see `RtoEstimator`).
+    pub rto_estimator: RtoEstimator,
+    /// Clock granularity: G of RFC 6298 with `rfc6298`, ns-2's `tcpTick_` with `ns2` (RTT samples
+    /// and the RTO in whole ticks).
+    pub timer_granularity_ns: u64,
+    /// ns-2 `maxburst_`: at most this many segments sent in response to one ACK or timeout (fast
+    /// retransmissions aside); 0 = no limit.
+    pub max_burst_pkts: u32,
+    /// ns-2 `Agent/TCP` keeps `ssthresh_` as a whole number of packets (at least 2) while `cwnd_` is
+    /// fractional: a loss rounds the new ssthresh down to whole segments and leaves cwnd unrounded.
+    pub ssthresh_whole_packets: bool,
+    /// SACK-based loss recovery (with `sack`): RFC 6675 or ns-2's Sack1 (`tcp/ns2_sack1.rs`).
+    pub sack_recovery: SackRecovery,
+}
+
+/// The SACK-based loss recovery of a TCP flow.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SackRecovery {
+    /// RFC 6675: pipe from the scoreboard, IsLost() with DupThresh, NextSeg() rules 1-3.
+    Rfc6675,
+    /// ns-2.35 `Agent/TCP/Sack1`: a counted `pipe_`, every hole below the highest SACK retransmitted.
+    Ns2Sack1,
+}
+
+/// The retransmission-timer estimator of a TCP flow.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoEstimator {
+    /// RFC 6298 on every valid (Karn) sample, in nanoseconds, G = `timer_granularity_ns`.
+    Rfc6298,
+    /// ns-2's `TcpAgent` (tcp/tcp.cc `rtt_update`, `rtt_timeout`, `rtt_backoff`; ns-2.35): one timed
+    /// segment per RTT, samples and the RTO in ticks of `timer_granularity_ns`, see `tcp/rtt_ns2.rs`.
+    Ns2,
 }
 
 /// A connection's slow-start threshold before its first loss.
@@ -596,6 +633,15 @@ impl Scenario {
             if t.dupack_threshold == 0 {
                 return Err(err(tcp_at("dupack_threshold"), "must be >= 1"));
             }
+            if t.timer_granularity_ns == 0 {
+                return Err(err(tcp_at("timer_granularity_ns"), "must be > 0"));
+            }
+            if t.rto_estimator == RtoEstimator::Ns2 && t.timer_granularity_ns > t.max_rto_ns {
+                return Err(err(
+                    tcp_at("timer_granularity_ns"),
+                    format!("a tick of {} is longer than max_rto ({})", fmt_ns(t.timer_granularity_ns), fmt_ns(t.max_rto_ns)),
+                ));
+            }
             if t.delayed_ack && t.delayed_ack_timeout_ns == 0 {
                 return Err(err(tcp_at("delayed_ack_timeout_ns"), "must be > 0 when delayed ACKs are on"));
             }
@@ -688,6 +734,12 @@ impl TcpConfig {
             rwnd_bytes: 64 << 20,
             dupack_threshold: 3,
             limited_transmit: true,
+            profile: "freebsd9".to_string(),
+            rto_estimator: RtoEstimator::Rfc6298,
+            timer_granularity_ns: 1_000_000,
+            max_burst_pkts: 0,
+            ssthresh_whole_packets: false,
+            sack_recovery: SackRecovery::Rfc6675,
         }
     }
 }

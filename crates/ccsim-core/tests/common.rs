@@ -35,8 +35,10 @@ pub fn tcp_config() -> Value {
     json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": true, "delayed_ack": true,
            "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2, "min_rto_ns": 200_000_000u64,
            "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
-           "dupack_threshold": 3, "limited_transmit": true,
-           "initial_ssthresh": {"kind": "unlimited"}})
+           "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
+           "initial_ssthresh": {"kind": "unlimited"},
+           "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
+           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675"})
 }
 
 /// The uncongested reverse of a link: same rate and delay, 10 000 packets, no loss.

@@ -11,7 +11,9 @@ fn web_run(params: serde_json::Value) -> Result<Simulation, SimError> {
     let tcp = json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "initial_ssthresh": {"kind": "unlimited"}, "sack": true, "delayed_ack": true,
                      "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2, "min_rto_ns": 200_000_000u64,
                      "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
-                     "dupack_threshold": 3, "limited_transmit": true});
+                     "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
+           "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
+           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675"});
     let link = |pkts: u64| json!({"rate_bps": 10_000_000, "delay_ns": 20_000_000,
                                   "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": 0.0,
                                   "loss_changes": []});

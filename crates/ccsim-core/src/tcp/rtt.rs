@@ -15,7 +15,8 @@ pub struct RttEstimator {
     rto: Duration,
     min_rto: Duration,
     max_rto: Duration,
-    /// Clock granularity G of RFC 6298 (the simulator's clock is exact; 1 ms mimics FreeBSD hz=1000).
+    /// Clock granularity G of RFC 6298 (the simulator's clock is exact; `timer_granularity_ns`, 1 ms
+    /// by default, mimics FreeBSD hz = 1000).
     granularity: Duration,
     /// Number of consecutive expiries without a fresh sample; the timer runs at rto * 2^backoff.
     pub backoff: u32,
@@ -38,6 +39,11 @@ impl RttEstimator {
             min: None,
             max: None,
         }
+    }
+
+    /// Sets the clock granularity G (RFC 6298 section 2), 1 ms unless the scenario says otherwise.
+    pub fn set_granularity(&mut self, g: Duration) {
+        self.granularity = g;
     }
 
     /// Records a raw sample for the algorithms (min/max/latest) without touching the RTO estimator.

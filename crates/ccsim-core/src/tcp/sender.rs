@@ -32,6 +32,16 @@
 //!   option, RFC 7323); the sample is `now - echo`, withheld when that segment was a retransmission.
 //!   Lifetime min and max, and a once-per-round event: a round ends when the first segment sent after
 //!   the previous round ended is acknowledged (FreeBSD h_ertt's marked packet).
+//!
+//! ns-2 semantics, each a knob of `TcpConfig` (the `ns2` profile, docs/profiles.md):
+//! * `rto_estimator = ns2`: ns-2's timer arithmetic (`tcp/rtt_ns2.rs`); the timer is also restarted
+//!   at a fast retransmit (ns-2 `dupack_action` -> `reset_rtx_timer(1, 0)`).
+//! * `max_burst_pkts` (ns-2 `maxburst_`, tcp.cc `send_much`, tcp-sack1.cc `send_much`): at most that
+//!   many segments leave in response to one ACK, timeout or application event; the fast retransmission
+//!   and the partial-ACK retransmission are sent outside that loop, as in ns-2.
+//! * `ssthresh_whole_packets` (ns-2 `slowdown`: `ssthresh_ = (int) halfwin`, at least 2): the new
+//!   ssthresh is rounded down to whole segments, cwnd keeps the unrounded value.
+//! * `sack_recovery = ns2_sack1`: ns-2's Sack1 recovery instead of RFC 6675 (`tcp/ns2_sack1.rs`).
 
 use std::time::Duration;
 
@@ -40,8 +50,10 @@ use ccsim_cc::{
 };
 
 use crate::packet::Packet;
-use crate::scenario::TcpConfig;
+use crate::scenario::{RtoEstimator, SackRecovery, TcpConfig};
+use crate::tcp::ns2_sack1::{self, Ns2Sack1};
 use crate::tcp::rtt::RttEstimator;
+use crate::tcp::rtt_ns2::Ns2Rto;
 use crate::tcp::scoreboard::Scoreboard;
 
 /// Cumulative counters of one sender.
@@ -103,7 +115,16 @@ pub struct Sender {
     scoreboard: Scoreboard,
     high_rxt: u64,
     rtt: RttEstimator,
+    /// ns-2's timer instead of RFC 6298's (`rto_estimator = ns2`).
+    ns2_rto: Option<Ns2Rto>,
     rto_deadline: Option<Time>,
+    /// ns-2 `maxburst_` (0 = no limit) and the segments sent by `try_send` in the current event.
+    max_burst: u32,
+    burst_sent: u32,
+    ssthresh_whole_packets: bool,
+    /// ns-2 Sack1 recovery instead of RFC 6675, and its state during a recovery episode.
+    ns2_sack1_recovery: bool,
+    ns2_sack1: Option<Ns2Sack1>,
     round: Round,
     cwnd_limited: bool,
     /// FreeBSD h_ertt's delayed-ACK guess: up when an ACK covers more than one segment, down when it
@@ -116,6 +137,18 @@ pub struct Sender {
 impl Sender {
     pub fn new(flow: u32, cfg: &TcpConfig, cc: Cc, bytes: Option<u64>) -> Sender {
         let mss = cfg.mss_bytes;
+        let (initial_rto, min_rto, max_rto, granularity) = (
+            Duration::from_nanos(cfg.initial_rto_ns),
+            Duration::from_nanos(cfg.min_rto_ns),
+            Duration::from_nanos(cfg.max_rto_ns),
+            Duration::from_nanos(cfg.timer_granularity_ns),
+        );
+        let mut rtt = RttEstimator::new(initial_rto, min_rto, max_rto);
+        rtt.set_granularity(granularity);
+        let ns2_rto = match cfg.rto_estimator {
+            RtoEstimator::Rfc6298 => None,
+            RtoEstimator::Ns2 => Some(Ns2Rto::new(initial_rto, min_rto, max_rto, granularity)),
+        };
         Sender {
             flow,
             mss,
@@ -142,12 +175,14 @@ impl Sender {
             limited_transmit_bytes: 0,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
-            rtt: RttEstimator::new(
-                Duration::from_nanos(cfg.initial_rto_ns),
-                Duration::from_nanos(cfg.min_rto_ns),
-                Duration::from_nanos(cfg.max_rto_ns),
-            ),
+            rtt,
+            ns2_rto,
             rto_deadline: None,
+            max_burst: cfg.max_burst_pkts,
+            burst_sent: 0,
+            ssthresh_whole_packets: cfg.ssthresh_whole_packets,
+            ns2_sack1_recovery: cfg.sack_recovery == SackRecovery::Ns2Sack1,
+            ns2_sack1: None,
             round: Round::default(),
             cwnd_limited: true,
             dlyack_guess: 0,
@@ -168,6 +203,7 @@ impl Sender {
 
     /// The application starts offering data.
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.burst_sent = 0;
         self.cc.init(&mut self.w);
         self.round.started = now;
         self.cc.cwnd_event(&mut self.w, now, CwndEvent::TxStart); // Linux tcp_event_data_sent
@@ -183,8 +219,9 @@ impl Sender {
     /// longer than the RTO, cwnd restarts from min(IW, cwnd) (RFC 5681 section 4.1, FreeBSD).
     pub fn resume(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.app_end = self.bytes_limit.unwrap_or(u64::MAX);
+        self.burst_sent = 0;
         let nothing_in_flight = self.snd_una >= self.snd_max;
-        let idle = nothing_in_flight && self.last_send.is_some_and(|t| now - t > self.rtt.rto());
+        let idle = nothing_in_flight && self.last_send.is_some_and(|t| now - t > self.rto());
         if idle {
             // Linux tcp_cwnd_restart: the event comes before the restart.
             self.cc.cwnd_event(&mut self.w, now, CwndEvent::CwndRestart);
@@ -248,14 +285,42 @@ impl Sender {
         }
     }
 
+    /// The retransmission timer's current value, backoff included.
+    fn rto(&self) -> Duration {
+        match &self.ns2_rto {
+            Some(ns2) => ns2.rto(),
+            None => self.rtt.rto(),
+        }
+    }
+
+    /// Consecutive expiries of the timer without a valid RTT sample, this one included.
+    fn rto_expiries(&self) -> u32 {
+        match &self.ns2_rto {
+            Some(ns2) => ns2.expiries(),
+            None => self.rtt.backoff,
+        }
+    }
+
     fn arm_rto_if_idle(&mut self, now: Time) {
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(now + self.rto());
         }
     }
 
     fn restart_rto(&mut self, now: Time) {
-        self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rtt.rto()) } else { None };
+        self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rto()) } else { None };
+    }
+
+    /// ns-2 `maxburst_`: `try_send` has sent all this event may send.
+    fn burst_exhausted(&self) -> bool {
+        self.max_burst > 0 && self.burst_sent >= self.max_burst
+    }
+
+    /// Stores the algorithm's ssthresh after a loss (whole segments, at least 2, with
+    /// `ssthresh_whole_packets`, as ns-2 `slowdown`); returns the unrounded value for cwnd.
+    fn store_ssthresh(&mut self, ssthresh: u64) -> u64 {
+        self.w.ssthresh_bytes = if self.ssthresh_whole_packets { (ssthresh / self.mss).max(2) * self.mss } else { ssthresh };
+        ssthresh
     }
 
     fn send_segment(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
@@ -269,6 +334,8 @@ impl Sender {
         if retx {
             self.stats.retransmits += 1;
             self.stats.retransmitted_bytes += len;
+        } else if let Some(ns2) = &mut self.ns2_rto {
+            ns2.on_new_data(seq + len, now);
         }
         self.snd_max = self.snd_max.max(seq + len);
         self.last_send = Some(now);
@@ -278,6 +345,11 @@ impl Sender {
         self.arm_rto_if_idle(now);
         out.push(pkt);
         len
+    }
+
+    /// The application has new data and the receiver window takes the next segment.
+    fn new_data_allowed(&self) -> bool {
+        self.snd_max < self.app_end && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd
     }
 
     /// RFC 6675 NextSeg(): the next segment to send during SACK recovery, and whether it is new data.
@@ -302,7 +374,7 @@ impl Sender {
             break;
         }
         // Rule 2: new data, if the application and the receiver window allow.
-        if self.snd_max < self.app_end && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd {
+        if self.new_data_allowed() {
             return Some(self.snd_max);
         }
         // Rule 3: an unSACKed segment below the highest SACKed one, even if not yet deemed lost.
@@ -312,15 +384,36 @@ impl Sender {
     /// Sends what the windows allow.
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
         loop {
+            if self.burst_exhausted() {
+                self.cwnd_limited = true;
+                return;
+            }
             if self.in_fast_recovery && self.sack {
-                if self.pipe() + self.mss > self.w.cwnd_bytes.max(self.mss) {
-                    self.cwnd_limited = true;
-                    return;
-                }
-                match self.next_seg() {
+                let next = match &self.ns2_sack1 {
+                    Some(ns2) => {
+                        if !ns2.may_send(self.w.cwnd_bytes / self.mss) {
+                            self.cwnd_limited = true;
+                            return;
+                        }
+                        ns2_sack1::next_hole(&self.scoreboard, self.high_rxt.max(self.snd_una), self.snd_max)
+                            .or_else(|| self.new_data_allowed().then_some(self.snd_max))
+                    }
+                    None => {
+                        if self.pipe() + self.mss > self.w.cwnd_bytes.max(self.mss) {
+                            self.cwnd_limited = true;
+                            return;
+                        }
+                        self.next_seg()
+                    }
+                };
+                match next {
                     Some(seq) => {
                         let retransmission = seq < self.snd_max;
                         let len = self.send_segment(now, seq, out);
+                        self.burst_sent += 1;
+                        if let Some(ns2) = &mut self.ns2_sack1 {
+                            ns2.on_send();
+                        }
                         if retransmission {
                             self.high_rxt = self.high_rxt.max(seq + len);
                         }
@@ -363,6 +456,7 @@ impl Sender {
             }
             let seq = self.snd_nxt;
             let sent = self.send_segment(now, seq, out);
+            self.burst_sent += 1;
             if !self.in_fast_recovery && flight + sent as i64 > cwnd {
                 self.limited_transmit_bytes += sent;
             }
@@ -386,11 +480,20 @@ impl Sender {
             kind: LossKind::FastRetransmit,
             bytes_in_flight: flight_at_loss,
             min_rtt: self.rtt.min,
-            srtt: self.rtt.srtt,
+            srtt: self.srtt(),
         };
         let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev).max(self.mss);
-        self.w.ssthresh_bytes = ssthresh;
-        self.w.set_cwnd(ssthresh);
+        let cwnd = self.store_ssthresh(ssthresh);
+        self.w.set_cwnd(cwnd);
+        if let Some(ns2) = &mut self.ns2_rto {
+            // ns-2 `dupack_action` -> `reset_rtx_timer(1, 0)`: stop timing, restart the timer.
+            ns2.cancel_timing();
+            self.rto_deadline = Some(now + ns2.rto());
+        }
+        if self.sack && self.ns2_sack1_recovery {
+            let outstanding_pkts = self.flight_size().div_ceil(self.mss);
+            self.ns2_sack1 = Some(Ns2Sack1::enter(outstanding_pkts, self.dupthresh));
+        }
         // Retransmit the first unacknowledged segment (RFC 5681 3.2 step 2 / RFC 6675 step 4.3).
         let seq = self.snd_una;
         let len = self.send_segment(now, seq, out);
@@ -406,6 +509,10 @@ impl Sender {
         let ackno = ack.seq;
         if ackno < self.snd_una || ackno > self.snd_max {
             return None; // old or impossible ACK
+        }
+        self.burst_sent = 0;
+        if let Some(ns2) = &mut self.ns2_sack1 {
+            ns2.on_ack(ackno > self.snd_una && ackno < self.recover);
         }
         // Karn: no sample when the echoed segment was a retransmission.
         let karn_sample = if !ack.retx && ack.tx_time <= now { Some(now - ack.tx_time) } else { None };
@@ -436,8 +543,15 @@ impl Sender {
         let mut exit = None;
 
         if newly_acked > 0 {
-            if let Some(r) = karn_sample {
-                self.rtt.update_rto(r);
+            match &mut self.ns2_rto {
+                Some(ns2) => {
+                    ns2.on_ack(ackno, now);
+                }
+                None => {
+                    if let Some(r) = karn_sample {
+                        self.rtt.update_rto(r);
+                    }
+                }
             }
             self.snd_una = ackno;
             self.snd_nxt = self.snd_nxt.max(ackno);
@@ -449,6 +563,7 @@ impl Sender {
                 if ackno >= self.recover {
                     // Full ACK: recovery ends (RFC 6582 step 3 / RFC 6675).
                     self.in_fast_recovery = false;
+                    self.ns2_sack1 = None;
                     self.inflation = 0;
                     exit = Some(RecoveryExit { now, bytes_in_flight: self.flight_size(), after_timeout: false });
                 } else if !self.sack {
@@ -512,7 +627,7 @@ impl Sender {
             rtt: rtt_sample,
             min_rtt: self.rtt.min,
             max_rtt: self.rtt.max,
-            srtt: self.rtt.srtt,
+            srtt: self.srtt(),
             bytes_in_flight: self.in_flight(),
             delivered_bytes: self.delivered(),
             snd_una: self.snd_una,
@@ -544,22 +659,27 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        self.rtt.on_timeout();
+        self.burst_sent = 0;
+        match &mut self.ns2_rto {
+            Some(ns2) => ns2.on_timeout(),
+            None => self.rtt.on_timeout(),
+        }
         // What is really outstanding: during SACK recovery new data keeps flowing while a lost
         // retransmission waits for this timer, so snd_max - snd_una can far exceed the window; the
         // RFC 6675 pipe is the amount in the network (FreeBSD and Linux use cwnd here).
         let ev = LossEvent {
             now,
-            kind: LossKind::Timeout { backoff: self.rtt.backoff },
+            kind: LossKind::Timeout { backoff: self.rto_expiries() },
             bytes_in_flight: self.in_flight(),
             min_rtt: self.rtt.min,
-            srtt: self.rtt.srtt,
+            srtt: self.srtt(),
         };
         let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev).max(self.mss);
-        self.w.ssthresh_bytes = ssthresh;
+        self.store_ssthresh(ssthresh);
         self.cc.cwnd_event(&mut self.w, now, CwndEvent::Loss); // Linux tcp_enter_loss
         self.w.set_cwnd(self.mss);
         self.in_fast_recovery = false;
+        self.ns2_sack1 = None;
         self.in_rto_recovery = true;
         self.inflation = 0;
         self.dupacks = 0;
@@ -568,7 +688,7 @@ impl Sender {
         self.scoreboard.clear();
         self.high_rxt = self.snd_una;
         self.snd_nxt = self.snd_una;
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.rto_deadline = Some(now + self.rto());
         self.try_send(now, out);
     }
 
@@ -577,8 +697,12 @@ impl Sender {
         (self.w.cwnd_bytes as i64 + if self.in_fast_recovery { self.inflation } else { 0 }).max(self.mss as i64) as u64
     }
 
+    /// The smoothed RTT of the retransmission timer in use.
     pub fn srtt(&self) -> Option<Duration> {
-        self.rtt.srtt
+        match &self.ns2_rto {
+            Some(ns2) => ns2.srtt(),
+            None => self.rtt.srtt,
+        }
     }
 
     // Read-only views for the simulation's bookkeeping and measurement; only the machine changes state.
@@ -617,6 +741,10 @@ impl Sender {
         self.rto_deadline
     }
 }
+
+#[cfg(test)]
+#[path = "sender_ns2_tests.rs"]
+mod ns2_tests;
 
 #[cfg(test)]
 mod tests {

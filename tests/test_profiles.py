@@ -1,0 +1,152 @@
+"""TCP profiles (docs/profiles.md): bundles, precedence of [tcp] and [flows.tcp], errors, and every
+profile running the single-flow example."""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import ccsim
+from ccsim.errors import ScenarioError
+from ccsim.profiles import DEFAULT_PROFILE, PROFILES
+from ccsim.scenario import Scenario, Tcp
+
+ROOT = Path(__file__).resolve().parent.parent
+SINGLE = ROOT / "examples" / "single_flow.toml"
+KNOBS = set(Tcp.model_fields) - {"profile"}
+
+
+def single_flow(tcp: dict | None = None, flow_tcp: dict | None = None, loss: float = 0.0) -> dict:
+    """The single-flow example with its [tcp] table replaced (the example writes every key out)."""
+    data = tomllib.loads(SINGLE.read_text())
+    data["tcp"] = tcp or {}
+    if not tcp:
+        del data["tcp"]
+    if flow_tcp is not None:
+        data["flows"][0]["tcp"] = flow_tcp
+    data["topology"]["loss"] = loss
+    return data
+
+
+def resolved_tcp(data: dict) -> list[dict]:
+    return [f["traffic"]["tcp"] for f in Scenario.from_dict(data).resolve()["flows"]]
+
+
+def test_every_profile_sets_every_knob():
+    for name, bundle in PROFILES.items():
+        assert set(bundle) == KNOBS, name
+
+
+def test_the_default_profile_is_todays_machine():
+    # Tcp's defaults are the freebsd9 bundle, and the example (which writes every key) resolves to it.
+    assert DEFAULT_PROFILE == "freebsd9"
+    assert Tcp().resolve() == {"profile": "freebsd9", **PROFILES["freebsd9"]}
+    assert resolved_tcp(tomllib.loads(SINGLE.read_text())) == [{"profile": "freebsd9", **PROFILES["freebsd9"]}]
+    assert resolved_tcp(single_flow()) == [{"profile": "freebsd9", **PROFILES["freebsd9"]}]
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_a_profile_expands_into_its_bundle(name):
+    (tcp,) = resolved_tcp(single_flow({"profile": name}))
+    assert tcp == {"profile": name, **PROFILES[name]}
+
+
+def test_profiles_differ_where_the_platforms_do():
+    ns2, linux, bsd = PROFILES["ns2"], PROFILES["linux"], PROFILES["freebsd9"]
+    assert (ns2["mss_bytes"], ns2["header_bytes"], ns2["initial_window_pkts"]) == (1000, 40, 2)
+    assert (ns2["rto_estimator"], ns2["timer_granularity_ns"], ns2["abc_limit"]) == ("ns2", 10_000_000, 0)
+    assert ns2["delayed_ack"] is False and ns2["ssthresh_whole_packets"] is True
+    assert linux["initial_window_pkts"] == 10 and bsd["initial_window_pkts"] == 3
+
+
+def test_explicit_keys_apply_on_top_of_the_profile():
+    (tcp,) = resolved_tcp(single_flow({"profile": "ns2", "mss": "960B", "rwnd": "1MB"}))
+    assert tcp == {**PROFILES["ns2"], "profile": "ns2", "mss_bytes": 960, "rwnd_bytes": 1_000_000}
+
+
+def test_precedence_flow_profile_then_tcp_keys_then_flow_keys():
+    data = single_flow({"profile": "ns2", "mss": "960B"})
+    base = data["flows"][0]
+    data["flows"] = [
+        {**base, "name": "plain"},
+        {**base, "name": "sackless", "tcp": {"sack": False}},
+        {**base, "name": "linux", "tcp": {"profile": "linux"}},
+        {**base, "name": "linux-mss", "tcp": {"profile": "linux", "mss": "1200B", "abc": 0}},
+    ]
+    plain, sackless, linux, linux_mss = resolved_tcp(data)
+    assert plain == {**PROFILES["ns2"], "profile": "ns2", "mss_bytes": 960}
+    assert sackless == {**plain, "sack": False}
+    # A flow's profile replaces the base bundle; the key [tcp] sets still applies on top.
+    assert linux == {**PROFILES["linux"], "profile": "linux", "mss_bytes": 960}
+    assert linux_mss == {**PROFILES["linux"], "profile": "linux", "mss_bytes": 1200, "abc_limit": 0}
+
+
+def test_scenario_attributes_see_the_profile():
+    scenario = Scenario.from_dict(single_flow({"profile": "ns2"}))
+    assert scenario.tcp.mss_bytes == 1000 and scenario.tcp.header_bytes == 40
+    assert scenario.tcp.model_fields_set == {"profile"}
+
+
+def test_round_trip_keeps_per_flow_profiles():
+    data = single_flow({"profile": "ns2", "mss": "960B"})
+    data["flows"].append({**data["flows"][0], "name": "linux", "tcp": {"profile": "linux", "sack": False}})
+    loaded = Scenario.from_dict(data)
+    text = loaded.to_toml()
+    assert tomllib.loads(text)["tcp"] == {"profile": "ns2", "mss": "960B"}
+    reloaded = Scenario.from_toml_str(text)
+    assert reloaded.resolve() == loaded.resolve()
+    assert reloaded.to_toml() == text
+
+
+@pytest.mark.parametrize(
+    "tcp, flow_tcp, field",
+    [({"profile": "bsd"}, None, "tcp.profile"), (None, {"profile": "NS2"}, "flows[0].tcp.profile"),
+     ({"profile": 2}, None, "tcp.profile")],
+)
+def test_a_bad_profile_is_one_line_naming_the_field(tcp, flow_tcp, field):
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(single_flow(tcp, flow_tcp))
+    text = str(e.value)
+    assert e.value.field == field
+    assert "\n" not in text
+    if tcp != {"profile": 2}:
+        assert "known: freebsd9, linux, ns2" in text
+
+
+def test_an_engine_error_under_a_profile_names_the_users_key():
+    with pytest.raises(ScenarioError) as e:  # ns-2's initial RTO (3 s) is above this max_rto
+        Scenario.from_dict(single_flow({"profile": "ns2", "max_rto": "2s"}))
+    assert e.value.field in ("tcp.max_rto", "tcp.initial_rto")
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+@pytest.mark.parametrize("loss", [0.0, 0.01])
+def test_each_profile_runs_the_single_flow_example(name, loss):
+    result = ccsim.run(Scenario.from_dict(single_flow({"profile": name}, loss=loss)), seed=1)
+    row = result.summary.iloc[0]
+    assert 0.5e6 < row.goodput_bps < 10e6
+    assert result.meta["scenario"]["flows"][0]["traffic"]["tcp"]["profile"] == name
+    if loss:
+        assert row.retransmits > 0
+
+
+def test_ns2_window_is_twenty_packets_of_1000_bytes():
+    # ns-2's window_ (20 packets) limits the single flow: 20 x 1000 B per RTT of 40 ms plus the
+    # serialisation of one 1040 B packet at 10 Mbit/s (and 1 Gbit/s) and of a 40 B ACK: 3.9 Mbit/s,
+    # far below the 10 Mbit/s the other profiles reach.
+    result = ccsim.run(Scenario.from_dict(single_flow({"profile": "ns2"})), seed=1)
+    rtt = 0.040 + 1040 * 8 / 10e6 + 1040 * 8 / 1e9 + 52 * 8 / 10e6
+    expected = 20 * 1000 * 8 / rtt
+    assert result.summary.iloc[0].goodput_bps == pytest.approx(expected, rel=0.01)
+
+
+def test_ns2_maxburst_of_one_keeps_the_flight_at_one_packet():
+    # maxburst_ 1 with an ACK per packet: the start sends one packet (send_much stops at maxburst_),
+    # and every ACK takes one packet out of the network and lets at most one in, so one packet per
+    # RTT whatever cwnd grows to.
+    tcp = {"profile": "ns2", "rwnd": "64MiB", "max_burst": 1}
+    result = ccsim.run(Scenario.from_dict(single_flow(tcp)), seed=1)
+    rtt = 0.040 + 1040 * 8 / 10e6 + 1040 * 8 / 1e9 + 52 * 8 / 10e6
+    assert result.summary.iloc[0].goodput_bps == pytest.approx(1000 * 8 / rtt, rel=0.01)
+    two = ccsim.run(Scenario.from_dict(single_flow({**tcp, "max_burst": 2})), seed=1)
+    assert two.summary.iloc[0].goodput_bps > 9e6, "two per ACK: the window opens (slow start)"
