@@ -4,7 +4,7 @@
 
 use ccsim_cc::{ParamMap, Rng, Time};
 use ccsim_core::packet::{Packet, PacketKind};
-use ccsim_core::scenario::{InitialSsthresh, TcpConfig};
+use ccsim_core::scenario::{InitialSsthresh, RtoEstimator, SackRecovery, TcpConfig};
 use ccsim_core::tcp::Sender;
 
 const MSS: u64 = 1000;
@@ -26,6 +26,12 @@ fn cfg(initial_ssthresh: InitialSsthresh) -> TcpConfig {
         rwnd_bytes: 64 << 20,
         dupack_threshold: 3,
         limited_transmit: true,
+        profile: "freebsd9".to_string(),
+        rto_estimator: RtoEstimator::Rfc6298,
+        timer_granularity_ns: 1_000_000,
+        max_burst_pkts: 0,
+        ssthresh_whole_packets: false,
+        sack_recovery: SackRecovery::Rfc6675,
     }
 }
 
