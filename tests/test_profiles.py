@@ -13,7 +13,11 @@ from ccsim.scenario import Scenario, Tcp
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE = ROOT / "examples" / "single_flow.toml"
-KNOBS = set(Tcp.model_fields) - {"profile"}
+# Where the window starts is an experiment's control (initial_ssthresh, slow_start), not a platform's:
+# every profile starts with an unlimited ssthresh.
+WINDOW_START = {"initial_ssthresh", "slow_start"}
+KNOBS = set(Tcp.model_fields) - {"profile"} - WINDOW_START
+UNLIMITED = {"initial_ssthresh": {"kind": "unlimited"}}
 
 
 def single_flow(tcp: dict | None = None, flow_tcp: dict | None = None, loss: float = 0.0) -> dict:
@@ -40,15 +44,15 @@ def test_every_profile_sets_every_knob():
 def test_the_default_profile_is_todays_machine():
     # Tcp's defaults are the freebsd9 bundle, and the example (which writes every key) resolves to it.
     assert DEFAULT_PROFILE == "freebsd9"
-    assert Tcp().resolve() == {"profile": "freebsd9", **PROFILES["freebsd9"]}
-    assert resolved_tcp(tomllib.loads(SINGLE.read_text())) == [{"profile": "freebsd9", **PROFILES["freebsd9"]}]
-    assert resolved_tcp(single_flow()) == [{"profile": "freebsd9", **PROFILES["freebsd9"]}]
+    assert Tcp().resolve() == {"profile": "freebsd9", **PROFILES["freebsd9"], **UNLIMITED}
+    assert resolved_tcp(tomllib.loads(SINGLE.read_text())) == [{"profile": "freebsd9", **PROFILES["freebsd9"], **UNLIMITED}]
+    assert resolved_tcp(single_flow()) == [{"profile": "freebsd9", **PROFILES["freebsd9"], **UNLIMITED}]
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_a_profile_expands_into_its_bundle(name):
     (tcp,) = resolved_tcp(single_flow({"profile": name}))
-    assert tcp == {"profile": name, **PROFILES[name]}
+    assert tcp == {"profile": name, **PROFILES[name], **UNLIMITED}
 
 
 def test_profiles_differ_where_the_platforms_do():
@@ -61,7 +65,7 @@ def test_profiles_differ_where_the_platforms_do():
 
 def test_explicit_keys_apply_on_top_of_the_profile():
     (tcp,) = resolved_tcp(single_flow({"profile": "ns2", "mss": "960B", "rwnd": "1MB"}))
-    assert tcp == {**PROFILES["ns2"], "profile": "ns2", "mss_bytes": 960, "rwnd_bytes": 1_000_000}
+    assert tcp == {**PROFILES["ns2"], **UNLIMITED, "profile": "ns2", "mss_bytes": 960, "rwnd_bytes": 1_000_000}
 
 
 def test_precedence_flow_profile_then_tcp_keys_then_flow_keys():
@@ -74,11 +78,11 @@ def test_precedence_flow_profile_then_tcp_keys_then_flow_keys():
         {**base, "name": "linux-mss", "tcp": {"profile": "linux", "mss": "1200B", "abc": 0}},
     ]
     plain, sackless, linux, linux_mss = resolved_tcp(data)
-    assert plain == {**PROFILES["ns2"], "profile": "ns2", "mss_bytes": 960}
+    assert plain == {**PROFILES["ns2"], **UNLIMITED, "profile": "ns2", "mss_bytes": 960}
     assert sackless == {**plain, "sack": False}
     # A flow's profile replaces the base bundle; the key [tcp] sets still applies on top.
-    assert linux == {**PROFILES["linux"], "profile": "linux", "mss_bytes": 960}
-    assert linux_mss == {**PROFILES["linux"], "profile": "linux", "mss_bytes": 1200, "abc_limit": 0}
+    assert linux == {**PROFILES["linux"], **UNLIMITED, "profile": "linux", "mss_bytes": 960}
+    assert linux_mss == {**PROFILES["linux"], **UNLIMITED, "profile": "linux", "mss_bytes": 1200, "abc_limit": 0}
 
 
 def test_scenario_attributes_see_the_profile():

@@ -714,7 +714,8 @@ class Tcp(_Section):
     initial_window_pkts: StrictInt = Field(default=_BASE["initial_window_pkts"], alias="initial_window", ge=1)
     # Where the window starts relative to ssthresh (crates/ccsim-core/src/tcp/startup.rs):
     # initial_ssthresh "inf" (RFC 5681), a fixed value, or slow_start = false (start in congestion
-    # avoidance at the initial window). Not part of any profile.
+    # avoidance at the initial window). An experiment's control, not a platform's: no profile sets
+    # it (each platform starts with an unlimited ssthresh; docs/profiles.md).
     initial_ssthresh: InitialSsthresh = SSTHRESH_UNLIMITED
     slow_start: StrictBool = True
     sack: StrictBool = _BASE["sack"]
