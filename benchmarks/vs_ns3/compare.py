@@ -7,8 +7,10 @@ Runs, for each loss probability (default 0 and 1 %):
   * ns-3:  benchmarks/vs_ns3/build/ns3_single_flow --loss P --duration D --seed S  (one JSON line)
   * ccsim: ccsim run <scenario.toml with loss = P> --out <tmpdir> --force, then reads
            summary.parquet, link_summary.parquet and meta.json from <tmpdir>
-and prints one table. `--speed` adds the 1 Gbit/s, 100-flow scenario (speed_100flows.toml).
-`--only ns3` / `--only ccsim` runs one side. Not part of CI; nothing in tests/ uses this.
+and prints one table per rule set (`--rules own,ccsim,pipe`: each simulator its own rules, ns-3
+given ccsim's, both halving the SACK pipe; see RULES), then a goodput summary. `--speed` adds the
+1 Gbit/s, 100-flow scenario (speed_100flows.toml). `--only ns3` / `--only ccsim` runs one side.
+Not part of CI; nothing in tests/ uses this.
 
 All knowledge of ccsim's output column names lives in read_ccsim_outputs() and the CCSIM_COLUMNS
 table above it: adjust there if the engine's names change.
