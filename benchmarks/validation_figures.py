@@ -32,19 +32,35 @@ def seeds_mean(scenario, column="goodput_bps", seeds=range(1, 6)):
     return float(np.mean([r[column].sum() for r in rows])), float(np.mean([r.rtt_mean_ms.mean() for r in rows]))
 
 
+def padhye_bps(rtt, p, b, t0=0.2):
+    """Padhye, Firoiu, Towsley, Kurose (SIGCOMM 1998) eq. (31), no receiver-window cap."""
+    return MSS_BITS / (rtt * math.sqrt(2 * b * p / 3) + t0 * min(1, 3 * math.sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p))
+
+
 def theory():
     print("## NewReno vs Mathis / Padhye (10 Mbit/s, 40 ms, 84 pkt, 60 s, seeds 1-5)")
-    print("| config | p | goodput Mbit/s | Mathis | Padhye | goodput/Mathis | goodput/Padhye |")
+    print("p: configured packet loss; p_ind: loss indications (fast retransmits + timeouts) per data packet sent")
+    print("| config | p | goodput Mbit/s | Mathis | Padhye | goodput/Mathis | goodput/Padhye "
+          "| timeouts | timeouts/indications | p_ind | goodput/Mathis(p_ind) | goodput/Padhye(p_ind) |")
     configs = {"ACK per segment": ({"delayed_ack": False}, math.sqrt(1.5), 1),
                "delayed ACK, abc=0": ({"abc": 0}, math.sqrt(0.75), 2),
                "delayed ACK, abc=2 (default)": ({}, math.sqrt(1.5), 1)}
     for name, (tcp, c, b) in configs.items():
-        for p in (0.005, 0.01, 0.02):
-            g, rtt_ms = seeds_mean(dumbbell("10Mbit", "20ms", "84pkt", [{"algorithm": "newreno"}], loss=p, tcp=tcp))
-            rtt = rtt_ms / 1e3
+        for p in (0.005, 0.01, 0.02, 0.05):
+            sc = dumbbell("10Mbit", "20ms", "84pkt", [{"algorithm": "newreno"}], loss=p, tcp=tcp)
+            rows = [ccsim.run(sc, seed=s).summary for s in range(1, 6)]
+            g = float(np.mean([r.goodput_bps.iloc[0] for r in rows]))
+            rtt = float(np.mean([r.rtt_mean_ms.iloc[0] for r in rows])) / 1e3
+            timeouts = float(np.mean([r.timeouts.iloc[0] for r in rows]))
+            indications = sum(int(r.fast_retransmits.iloc[0] + r.timeouts.iloc[0]) for r in rows)
+            p_ind = indications / sum(int(r.data_pkts_sent.iloc[0]) for r in rows)
             mathis = MSS_BITS / rtt * c / math.sqrt(p)
-            padhye = MSS_BITS / (rtt * math.sqrt(2 * b * p / 3) + 0.2 * min(1, 3 * math.sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p))
-            print(f"| {name} | {p:.3f} | {g / 1e6:.3f} | {mathis / 1e6:.3f} | {padhye / 1e6:.3f} | {g / mathis:.2f} | {g / padhye:.2f} |")
+            padhye = padhye_bps(rtt, p, b)
+            mathis_i = MSS_BITS / rtt * c / math.sqrt(p_ind)
+            padhye_i = padhye_bps(rtt, p_ind, b)
+            print(f"| {name} | {p:.3f} | {g / 1e6:.3f} | {mathis / 1e6:.3f} | {padhye / 1e6:.3f} | {g / mathis:.2f} "
+                  f"| {g / padhye:.2f} | {timeouts:.1f} | {5 * timeouts / indications:.3f} | {p_ind:.4f} "
+                  f"| {g / mathis_i:.2f} | {g / padhye_i:.2f} |")
 
 
 def delay():

@@ -7,8 +7,10 @@ Runs, for each loss probability (default 0 and 1 %):
   * ns-3:  benchmarks/vs_ns3/build/ns3_single_flow --loss P --duration D --seed S  (one JSON line)
   * ccsim: ccsim run <scenario.toml with loss = P> --out <tmpdir> --force, then reads
            summary.parquet, link_summary.parquet and meta.json from <tmpdir>
-and prints one table. `--speed` adds the 1 Gbit/s, 100-flow scenario (speed_100flows.toml).
-`--only ns3` / `--only ccsim` runs one side. Not part of CI; nothing in tests/ uses this.
+and prints one table per rule set (`--rules own,ccsim,pipe`: each simulator its own rules, ns-3
+given ccsim's, both halving the SACK pipe; see RULES), then a goodput summary. `--speed` adds the
+1 Gbit/s, 100-flow scenario (speed_100flows.toml). `--only ns3` / `--only ccsim` runs one side.
+Not part of CI; nothing in tests/ uses this.
 
 All knowledge of ccsim's output column names lives in read_ccsim_outputs() and the CCSIM_COLUMNS
 table above it: adjust there if the engine's names change.
@@ -242,6 +244,28 @@ def with_loss(toml_text: str, loss: float) -> str:
     return new
 
 
+def with_halve_from(toml_text: str, halve_from: str) -> str:
+    """The scenario text with the flows' NewReno `halve_from` parameter set (a line edit)."""
+    new, n = re.subn(r'(halve_from\s*=\s*)"[a-z]+"', lambda m: f'{m.group(1)}"{halve_from}"', toml_text)
+    if n < 1 or any(f.get("params", {}).get("halve_from") != halve_from for f in tomllib.loads(new)["flows"]):
+        raise SystemExit("compare.py: could not set the flows' halve_from in the scenario file")
+    return new
+
+
+# Rule sets (--rules). Each names the ns3_single_flow options and the ccsim `halve_from` that make
+# the two simulators follow the same rule where they differ (README.md, "Rules that differ"):
+#   own    each simulator its own rules (ns-3: slow start while cwnd < ssthresh, ssthresh from the
+#          SACK pipe, leave recovery with cwnd = ssthresh; ccsim: <=, FlightSize, min(ssthresh,
+#          FlightSize + MSS))
+#   ccsim  ns-3 given ccsim's three rules
+#   pipe   both halve the pipe (ccsim `halve_from = "pipe"`); ns-3 given ccsim's other two rules
+RULES: dict[str, tuple[list[str], str]] = {
+    "own": ([], "flight"),
+    "ccsim": (["--ss-boundary=le", "--ssthresh-from=flight", "--recovery-exit=flight"], "flight"),
+    "pipe": (["--ss-boundary=le", "--recovery-exit=flight"], "pipe"),
+}
+
+
 _UNIT = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
 
@@ -372,6 +396,28 @@ def _mean(runs: list[dict]) -> dict | None:
     return out
 
 
+def print_goodput_summary(summary: list[tuple[str, str, dict | None, dict | None]]) -> None:
+    """One line per (rule set, case): mean goodput of each simulator and the ratio, with the
+    seed-to-seed standard deviations when several seeds ran."""
+
+    def sd(r: dict | None) -> str:
+        runs = (r or {}).get("runs") or []
+        if len(runs) < 2:
+            return ""
+        g = [x["goodput_bps"] / 1e6 for x in runs]
+        m = sum(g) / len(g)
+        return f" (sd {math.sqrt(sum((x - m) ** 2 for x in g) / (len(g) - 1)):.3f})"
+
+    print("goodput summary (Mbit/s):")
+    for rules, title, ns3, cc in summary:
+        a = ns3["goodput_bps"] / 1e6 if ns3 else None
+        b = cc["goodput_bps"] / 1e6 if cc else None
+        ratio = f"  ccsim/ns-3 {b / a:.3f}" if a and b is not None else ""
+        left = f"ns-3 {a:.3f}{sd(ns3)}" if a is not None else ""
+        right = f"ccsim {b:.3f}{sd(cc)}" if b is not None else ""
+        print(f"  rules={rules:6s} {title:10s} {left:24s} {right:26s}{ratio}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--losses", default="0,0.01", help="comma-separated loss probabilities (default 0,0.01)")
@@ -389,6 +435,12 @@ def main() -> None:
         help="where ns-3 drops randomly: before the bottleneck queue (entry, as ccsim) or after the link",
     )
     ap.add_argument(
+        "--rules",
+        default="own",
+        help="comma-separated rule sets to run, each a table: own (each simulator its own rules), "
+        "ccsim (ns-3 given ccsim's rules), pipe (both halve the SACK pipe); default own",
+    )
+    ap.add_argument(
         "--ns3-extra",
         default="",
         help="more ns3_single_flow options, e.g. '--ss-boundary=le --recovery-exit=flight' (ccsim's rules)",
@@ -399,6 +451,10 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write all results to this JSON file")
     opts = ap.parse_args()
 
+    rule_sets = [r.strip() for r in opts.rules.split(",") if r.strip()]
+    unknown = [r for r in rule_sets if r not in RULES]
+    if unknown or not rule_sets:
+        raise SystemExit(f"compare.py: --rules takes {', '.join(RULES)}; got {opts.rules!r}")
     ccsim_cmd = shlex.split(opts.ccsim)
     if opts.only != "ns3" and shutil.which(ccsim_cmd[0]) is None:
         raise SystemExit(f"compare.py: '{ccsim_cmd[0]}' not found (install ccsim, or use --only ns3)")
@@ -411,38 +467,58 @@ def main() -> None:
 
     work = opts.keep or Path(tempfile.mkdtemp(prefix="ccsim_vs_ns3_"))
     work.mkdir(parents=True, exist_ok=True)
-    cases = []
-    for i, (title, toml_path, loss) in enumerate(jobs):
-        text = with_loss(toml_path.read_text(), loss)
-        scenario = tomllib.loads(text)
-        toml_seed = int(scenario["run"].get("seed", 1))
-        seeds = _parse_seeds(opts.seeds) if opts.seeds else [opts.seed if opts.seed is not None else toml_seed]
-        case_dir = work / f"case{i}"
-        case_dir.mkdir(exist_ok=True)
-        toml_copy = case_dir / "scenario.toml"
-        toml_copy.write_text(text)
-        ns3_runs, cc_runs = [], []
-        for seed in seeds:
-            if opts.only != "ccsim":
-                # ns-3's run number must be >= 1; ccsim's seed 0 is mapped to ns-3 run 1.
-                args = ns3_args_for(scenario, loss, max(seed, 1), opts.ns3_loss_at) + shlex.split(opts.ns3_extra)
-                ns3_runs.append(run_ns3(opts.ns3_bin, args))
-            if opts.only != "ns3":
-                cli_seed = None if seed == toml_seed and opts.seeds is None and opts.seed is None else seed
-                cc_runs.append(run_ccsim(ccsim_cmd, toml_copy, case_dir / f"ccsim_seed{seed}", cli_seed, scenario))
-        cases.append((title, _mean(ns3_runs), _mean(cc_runs)))
+    tables: list[tuple[str, list]] = []
+    summary: list[tuple[str, str, dict | None, dict | None]] = []
+    ccsim_done: dict[tuple[int, str], dict | None] = {}  # (job, halve_from) -> mean; rule sets share runs
+    for rules in rule_sets:
+        ns3_rule_args, halve_from = RULES[rules]
+        cases = []
+        for i, (title, toml_path, loss) in enumerate(jobs):
+            text = with_loss(toml_path.read_text(), loss)
+            if halve_from != "flight":
+                text = with_halve_from(text, halve_from)
+            scenario = tomllib.loads(text)
+            toml_seed = int(scenario["run"].get("seed", 1))
+            seeds = _parse_seeds(opts.seeds) if opts.seeds else [opts.seed if opts.seed is not None else toml_seed]
+            case_dir = work / f"case{i}_{halve_from}"
+            case_dir.mkdir(exist_ok=True)
+            toml_copy = case_dir / "scenario.toml"
+            toml_copy.write_text(text)
+            run_cc = opts.only != "ns3" and (i, halve_from) not in ccsim_done
+            ns3_runs, cc_runs = [], []
+            for seed in seeds:
+                if opts.only != "ccsim":
+                    # ns-3's run number must be >= 1; ccsim's seed 0 is mapped to ns-3 run 1.
+                    args = ns3_args_for(scenario, loss, max(seed, 1), opts.ns3_loss_at)
+                    args += ns3_rule_args + shlex.split(opts.ns3_extra)
+                    ns3_runs.append(run_ns3(opts.ns3_bin, args))
+                if run_cc:
+                    cli_seed = None if seed == toml_seed and opts.seeds is None and opts.seed is None else seed
+                    cc_runs.append(run_ccsim(ccsim_cmd, toml_copy, case_dir / f"ccsim_seed{seed}", cli_seed, scenario))
+            if run_cc:
+                ccsim_done[(i, halve_from)] = _mean(cc_runs)
+            cc = ccsim_done.get((i, halve_from))
+            cases.append((title, _mean(ns3_runs), cc))
+            summary.append((rules, title, cases[-1][1], cc))
+        tables.append((rules, cases))
 
+    for rules, cases in tables:
+        ns3_rule_args, halve_from = RULES[rules]
+        print()
+        print(f"rules: {rules}  (ns-3: {shlex.join(ns3_rule_args) or 'its own'}; ccsim: halve_from = \"{halve_from}\")")
+        print_table(cases)
+        if opts.seeds:
+            print(f"(each column: the mean over seeds {opts.seeds})")
     print()
-    print_table(cases)
-    if opts.seeds:
-        print(f"(each column: the mean over seeds {opts.seeds})")
+    for rules, cases in tables:
+        for title, ns3, cc in cases:
+            for who, r in (("ns-3", ns3), ("ccsim", cc)):
+                if r:
+                    print(f"{rules:6s} {who:5s} {title}: {r['command']}")
     print()
-    for title, ns3, cc in cases:
-        for who, r in (("ns-3", ns3), ("ccsim", cc)):
-            if r:
-                print(f"{who:5s} {title}: {r['command']}")
+    print_goodput_summary(summary)
     if opts.json or opts.keep:
-        dump = [{"case": t, "ns3": a, "ccsim": b} for t, a, b in cases]
+        dump = [{"rules": rules, "case": t, "ns3": a, "ccsim": b} for rules, cases in tables for t, a, b in cases]
         path = opts.json or (work / "results.json")
         path.write_text(json.dumps(dump, indent=1, default=str))
         print(f"results: {path}")

@@ -25,8 +25,9 @@
 //   ns3_single_flow [--loss=0.01] [--duration=60] [--seed=1] [--flows=1] [--rate=10Mbps]
 //                   [--delay=20ms] [--queue=84] [--access-rate=1Gbps] [--access-delay=0ms]
 //                   [--buffer=16777216] [--start-spread=0] [--loss-at=entry|exit]
-//                   [--ss-boundary=lt|le] [--recovery-exit=ssthresh|flight]
-// The last two are diagnostics that give ns-3's NewReno one of ccsim's rules (see below); the
+//                   [--ss-boundary=lt|le] [--ssthresh-from=pipe|flight]
+//                   [--recovery-exit=ssthresh|flight]
+// The last three are diagnostics that give ns-3's NewReno one of ccsim's rules (see below); the
 // defaults are ns-3's own behaviour.
 // Both "--key=value" and "--key value" are accepted.
 
@@ -76,6 +77,7 @@ struct Options
     bool lossAtEntry = true;            // random loss before the bottleneck queue (else after it)
     bool ssInclusive = false;           // diagnostic: slow start while cwnd <= ssthresh (ccsim)
     bool exitToFlight = false;          // diagnostic: leave recovery with min(ssthresh, flight+MSS)
+    bool ssthreshFromFlight = false;    // diagnostic: ssthresh = FlightSize / 2 at a fast retransmit
 };
 
 [[noreturn]] void
@@ -84,7 +86,8 @@ Usage(const std::string& msg)
     std::cerr << "ns3_single_flow: " << msg << "\n"
               << "options: --loss P --duration S --seed N --flows N --rate R --delay D "
                  "--queue PKTS --access-rate R --access-delay D --buffer BYTES --start-spread S "
-                 "--loss-at entry|exit --ss-boundary lt|le --recovery-exit ssthresh|flight\n";
+                 "--loss-at entry|exit --ss-boundary lt|le --ssthresh-from pipe|flight "
+                 "--recovery-exit ssthresh|flight\n";
     std::exit(2);
 }
 
@@ -157,6 +160,12 @@ ParseArgs(int argc, char** argv)
                     throw std::invalid_argument(v);
                 o.ssInclusive = (v == "le");
             }
+            else if (k == "ssthresh-from")
+            {
+                if (v != "pipe" && v != "flight")
+                    throw std::invalid_argument(v);
+                o.ssthreshFromFlight = (v == "flight");
+            }
             else if (k == "recovery-exit")
             {
                 if (v != "ssthresh" && v != "flight")
@@ -184,31 +193,59 @@ ParseArgs(int argc, char** argv)
 // Both rules are allowed by the RFCs; ns-3 and ccsim just pick differently.
 // ---------------------------------------------------------------------------------------------
 
+// Which of ccsim's rules the NewReno below follows (set from the command line before any socket
+// exists; every flow uses the same).
+struct CcsimRules
+{
+    bool ssInclusive = false;        // --ss-boundary=le
+    bool ssthreshFromFlight = false; // --ssthresh-from=flight
+};
+
+CcsimRules g_rules;
+
+// ns-3's TcpNewReno with up to two of ccsim's rules.
+//
 // --ss-boundary=le. ns-3's TcpNewReno is in slow start while cwnd < ssthresh, and after a fast
 // recovery (cwnd = ssthresh) goes straight to congestion avoidance. ccsim (crates/ccsim-cc,
 // Window::in_slow_start) uses cwnd <= ssthresh, so the first ACK after a recovery adds a whole
 // MSS. RFC 5681 3.1 lets a sender do either when cwnd == ssthresh.
-class TcpNewRenoSsInclusive : public TcpNewReno
+//
+// --ssthresh-from=flight. At a fast retransmit ns-3 (TcpSocketBase::EnterRecovery) passes
+// GetSsThresh the RFC 6675 pipe after marking the head lost: FlightSize less what the receiver
+// has SACKed and less the lost head, so ssthresh = pipe / 2 (about FlightSize / 2 - 1 MSS for a
+// single loss, lower when several segments of the window are lost). RFC 5681 eq. (4) and RFC 6675
+// step (4.2) halve FlightSize, the data outstanding, without the segments that limited transmit
+// sent (RFC 5681 3.2 step 2); that is ccsim's `halve_from = "flight"`. With this rule the
+// FlightSize is HighData when the first duplicate ACK arrived (before limited transmit sends
+// anything) less the cumulative ACK. At a timeout ns-3 passes the pipe before the timeout, which
+// both rules keep (ccsim halves the same quantity there: the sequence span outside recovery, the
+// pipe inside SACK recovery).
+class TcpNewRenoCcsimRules : public TcpNewReno
 {
   public:
     static TypeId GetTypeId()
     {
-        static TypeId tid = TypeId("ccsim::TcpNewRenoSsInclusive")
+        static TypeId tid = TypeId("ccsim::TcpNewRenoCcsimRules")
                                 .SetParent<TcpNewReno>()
-                                .AddConstructor<TcpNewRenoSsInclusive>();
+                                .AddConstructor<TcpNewRenoCcsimRules>();
         return tid;
     }
 
-    TcpNewRenoSsInclusive() = default;
-    TcpNewRenoSsInclusive(const TcpNewRenoSsInclusive& other) = default;
+    TcpNewRenoCcsimRules() = default;
+    TcpNewRenoCcsimRules(const TcpNewRenoCcsimRules& other) = default;
 
     std::string GetName() const override
     {
-        return "TcpNewRenoSsInclusive";
+        return "TcpNewRenoCcsimRules";
     }
 
     void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
     {
+        if (!g_rules.ssInclusive)
+        {
+            TcpNewReno::IncreaseWindow(tcb, segmentsAcked);
+            return;
+        }
         // As ccsim with abc = 0: at most one MSS per ACK in slow start, nothing carried over.
         if (tcb->m_cWnd <= tcb->m_ssThresh)
             SlowStart(tcb, segmentsAcked);
@@ -216,10 +253,38 @@ class TcpNewRenoSsInclusive : public TcpNewReno
             CongestionAvoidance(tcb, segmentsAcked);
     }
 
+    void CongestionStateSet(Ptr<TcpSocketState> tcb,
+                            const TcpSocketState::TcpCongState_t newState) override
+    {
+        // TcpSocketBase::DupAck moves OPEN -> DISORDER on the first duplicate ACK, before
+        // SendPendingData can send a limited-transmit segment; EnterRecovery moves to RECOVERY
+        // just before it asks for ssthresh.
+        if (newState == TcpSocketState::CA_DISORDER)
+            m_highDataAtFirstDupack = tcb->m_highTxMark.Get();
+        m_enteringRecovery = (newState == TcpSocketState::CA_RECOVERY);
+        TcpNewReno::CongestionStateSet(tcb, newState);
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        const bool fastRetransmit = m_enteringRecovery;
+        m_enteringRecovery = false;
+        if (g_rules.ssthreshFromFlight && fastRetransmit)
+        {
+            const uint32_t flightSize = m_highDataAtFirstDupack - tcb->m_lastAckedSeq;
+            return TcpNewReno::GetSsThresh(tcb, flightSize);
+        }
+        return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
+    }
+
     Ptr<TcpCongestionOps> Fork() override
     {
-        return CopyObject<TcpNewRenoSsInclusive>(this);
+        return CopyObject<TcpNewRenoCcsimRules>(this);
     }
+
+  private:
+    SequenceNumber32 m_highDataAtFirstDupack{0};
+    bool m_enteringRecovery = false;
 };
 
 // --recovery-exit=flight. ns-3 leaves fast recovery with cwnd = ssthresh; ccsim with
@@ -358,9 +423,12 @@ main(int argc, char** argv)
 
     // --- TCP configuration (defaults for every socket created afterwards) ---------------------
     // ns-3's default congestion control is Cubic: ask for NewReno explicitly.
+    g_rules.ssInclusive = opt.ssInclusive;
+    g_rules.ssthreshFromFlight = opt.ssthreshFromFlight;
+    const bool ccsimRules = opt.ssInclusive || opt.ssthreshFromFlight;
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(opt.ssInclusive ? TcpNewRenoSsInclusive::GetTypeId()
-                                                   : TcpNewReno::GetTypeId()));
+                       TypeIdValue(ccsimRules ? TcpNewRenoCcsimRules::GetTypeId()
+                                              : TcpNewReno::GetTypeId()));
     // ns-3's default recovery is PRR (RFC 6937); the scenario uses classic NewReno recovery.
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(opt.exitToFlight ? TcpClassicRecoveryToFlight::GetTypeId()
@@ -562,6 +630,7 @@ main(int argc, char** argv)
        << opt.delay << "\",\"queue_pkts\":" << opt.queue << ",\"loss\":" << opt.loss
        << ",\"loss_at\":\"" << (opt.lossAtEntry ? "entry" : "exit") << "\""
        << ",\"ss_boundary\":\"" << (opt.ssInclusive ? "le" : "lt") << "\""
+       << ",\"ssthresh_from\":\"" << (opt.ssthreshFromFlight ? "flight" : "pipe") << "\""
        << ",\"recovery_exit\":\"" << (opt.exitToFlight ? "flight" : "ssthresh") << "\""
        << ",\"seed\":" << opt.seed << ",\"duration_s\":" << opt.duration
        // goodput: bytes received by the sink applications over [0, duration]

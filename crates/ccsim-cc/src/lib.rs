@@ -140,6 +140,11 @@ pub struct LossEvent {
     pub kind: LossKind,
     /// RFC 5681 FlightSize: bytes outstanding when the loss was detected.
     pub bytes_in_flight: u64,
+    /// RFC 6675 pipe when the loss was detected: FlightSize less what the receiver has SACKed and less
+    /// the segments deemed lost (at a fast retransmit the first unacknowledged one counts as lost);
+    /// the same as `bytes_in_flight` without SACK. What ns-3 halves (`TcpSocketBase::EnterRecovery`
+    /// and `ReTxTimeout` pass `BytesInFlight()` to `GetSsThresh`).
+    pub pipe_bytes: u64,
     pub min_rtt: Option<Duration>,
     pub srtt: Option<Duration>,
 }

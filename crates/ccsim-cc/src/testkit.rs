@@ -129,8 +129,8 @@ impl<C: CongestionControl> Script<C> {
         &self.w
     }
 
-    fn loss(&mut self, kind: LossKind, flight: u64) -> u64 {
-        let ev = LossEvent { now: self.now, kind, bytes_in_flight: flight, min_rtt: self.min_rtt, srtt: self.rtt };
+    fn loss(&mut self, kind: LossKind, flight: u64, pipe: u64) -> u64 {
+        let ev = LossEvent { now: self.now, kind, bytes_in_flight: flight, pipe_bytes: pipe, min_rtt: self.min_rtt, srtt: self.rtt };
         let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev);
         self.w.ssthresh_bytes = ssthresh;
         ssthresh
@@ -139,7 +139,13 @@ impl<C: CongestionControl> Script<C> {
     /// Three duplicate ACKs: the machine stores the returned ssthresh, sets cwnd = ssthresh (RFC 6675;
     /// RFC 6582 inflation is the machine's, outside the algorithm's window) and enters recovery.
     pub fn loss_fast_retransmit(&mut self, flight: u64) -> u64 {
-        let ss = self.loss(LossKind::FastRetransmit, flight);
+        self.loss_fast_retransmit_with_pipe(flight, flight)
+    }
+
+    /// As [`Script::loss_fast_retransmit`], with an RFC 6675 pipe below FlightSize (SACKed and lost
+    /// segments).
+    pub fn loss_fast_retransmit_with_pipe(&mut self, flight: u64, pipe: u64) -> u64 {
+        let ss = self.loss(LossKind::FastRetransmit, flight, pipe);
         self.w.set_cwnd(ss);
         self.in_recovery = true;
         ss
@@ -148,7 +154,7 @@ impl<C: CongestionControl> Script<C> {
     /// A retransmission timeout: ssthresh from the algorithm, cwnd = one MSS (RFC 5681 loss window).
     /// Fast recovery, if any, ends: after an RTO the window grows again in slow start.
     pub fn loss_timeout(&mut self, flight: u64, backoff: u32) -> u64 {
-        let ss = self.loss(LossKind::Timeout { backoff }, flight);
+        let ss = self.loss(LossKind::Timeout { backoff }, flight, flight);
         self.w.set_cwnd(self.w.mss_bytes);
         self.in_recovery = false;
         ss

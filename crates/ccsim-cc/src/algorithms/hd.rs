@@ -120,7 +120,7 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::choice(
             "halve_from",
             HalveFrom::Cwnd,
-            "loss halving of FreeBSD NewReno (floor(cwnd/2) in MSS) or RFC 5681 FlightSize/2",
+            "loss halving of FreeBSD NewReno (floor(cwnd/2) in MSS), RFC 5681 FlightSize/2 or the SACK pipe/2 (ns-3)",
         ),
     ]
 }
@@ -259,7 +259,7 @@ impl CongestionControl for Hd {
                     return w.ssthresh_bytes; // RFC 5681 3.1, as ccsim's newreno
                 }
             }
-            half_window(loss.bytes_in_flight, mss)
+            half_window(self.halve_from.bytes(w, loss), mss)
         }
     }
 

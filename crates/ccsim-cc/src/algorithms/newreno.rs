@@ -15,9 +15,14 @@
 //!   MSS) + MSS), the trait default.
 //!
 //! Differences from the reference code:
-//! * FreeBSD halves **cwnd** (`max(cwnd/2/MSS, 2)*MSS`), RFC 5681 and ns-3 halve FlightSize; the
-//!   parameter `halve_from` picks one (default `flight`, the RFC). For a cwnd-limited bulk sender the
-//!   two differ only by the segments sent by limited transmit.
+//! * FreeBSD halves **cwnd** (`max(cwnd/2/MSS, 2)*MSS`), RFC 5681 halves FlightSize, and ns-3 3.44
+//!   halves the RFC 6675 pipe (`TcpSocketBase::EnterRecovery` passes `BytesInFlight()`, the pipe
+//!   with the first unacknowledged segment marked lost, to `TcpNewReno::GetSsThresh`); the parameter
+//!   `halve_from` picks one (default `flight`, the RFC). For a cwnd-limited bulk sender `flight` and
+//!   `cwnd` differ only by the segments sent by limited transmit; `pipe` is lower than both by the
+//!   segments SACKed and lost when the loss is detected (with one loss, three SACKed segments and the
+//!   lost one less the two limited-transmit ones: one MSS less ssthresh). See docs/validation.md
+//!   section 2 for what it does to goodput.
 //! * ns-3's `TcpNewReno::SlowStart` adds one MSS per ACK regardless of bytes acked (no ABC); set the
 //!   scenario's `tcp.abc = 0` to get per-ACK counting.
 
@@ -31,14 +36,27 @@ pub fn params() -> Vec<ParamSpec> {
     vec![ParamSpec::choice(
         "halve_from",
         HalveFrom::Flight,
-        "quantity halved at a loss: FlightSize (RFC 5681) or cwnd (FreeBSD cc_newreno)",
+        "quantity halved at a loss: FlightSize (RFC 5681), cwnd (FreeBSD cc_newreno) or the SACK pipe (ns-3)",
     )]
 }
 
 crate::param_choice! {
-    /// What a loss halves (`halve_from`): FlightSize (RFC 5681 eq. (4), ns-3) or cwnd (FreeBSD
-    /// `cc_newreno`).
-    pub enum HalveFrom { Flight = "flight", Cwnd = "cwnd" }
+    /// What a loss halves (`halve_from`): FlightSize (RFC 5681 eq. (4), RFC 6675 step 4.2), cwnd
+    /// (FreeBSD `cc_newreno`, Linux `tcp_reno_ssthresh`) or the RFC 6675 pipe (ns-3: its
+    /// `TcpSocketBase::EnterRecovery` hands `GetSsThresh` the pipe after marking the first
+    /// unacknowledged segment lost, about FlightSize less the SACKed segments and the lost ones).
+    pub enum HalveFrom { Flight = "flight", Cwnd = "cwnd", Pipe = "pipe" }
+}
+
+impl HalveFrom {
+    /// The amount a loss halves.
+    pub fn bytes(self, w: &Window, loss: &LossEvent) -> u64 {
+        match self {
+            HalveFrom::Flight => loss.bytes_in_flight,
+            HalveFrom::Cwnd => w.cwnd_bytes,
+            HalveFrom::Pipe => loss.pipe_bytes,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -72,8 +90,7 @@ impl CongestionControl for NewReno {
                 return w.ssthresh_bytes; // RFC 5681 3.1: held constant on repeated timeouts
             }
         }
-        let base = if self.halve_from == HalveFrom::Cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
-        half_window(base, w.mss_bytes)
+        half_window(self.halve_from.bytes(w, loss), w.mss_bytes)
     }
 
     fn metrics(&self) -> Vec<Metric> {
@@ -162,6 +179,21 @@ mod tests {
         let mut s = Script::new(NewReno::new(&given, &init).unwrap(), init);
         s.w.cwnd_bytes = 20_000;
         assert_eq!(s.loss_fast_retransmit(18_000), 10_000);
+    }
+
+    #[test]
+    fn halve_from_pipe_follows_ns3() {
+        let init = Script::<NewReno>::init(MSS, 3, 2);
+        let mut given = ParamMap::new();
+        given.insert("halve_from".into(), crate::ParamValue::Text("pipe".into()));
+        let mut s = Script::new(NewReno::new(&given, &init).unwrap(), init);
+        s.w.cwnd_bytes = 20_000;
+        // 20 segments outstanding, 3 SACKed above the hole and the hole lost: pipe 16 segments.
+        assert_eq!(s.loss_fast_retransmit_with_pipe(20_000, 16_000), 8_000);
+        assert_eq!(s.w.cwnd_bytes, 8_000);
+        let mut flight = newreno(2);
+        flight.w.cwnd_bytes = 20_000;
+        assert_eq!(flight.loss_fast_retransmit_with_pipe(20_000, 16_000), 10_000, "the default halves FlightSize");
     }
 
     #[test]

@@ -125,7 +125,7 @@ pub(crate) fn common_tail_params() -> Vec<ParamSpec> {
         ParamSpec::choice(
             "halve_from",
             HalveFrom::Flight,
-            "quantity halved at a loss: FlightSize (RFC 5681) or cwnd (FreeBSD cc_newreno)",
+            "quantity halved at a loss: FlightSize (RFC 5681), cwnd (FreeBSD cc_newreno) or the SACK pipe (ns-3)",
         ),
     ]
 }
@@ -322,8 +322,7 @@ pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_from: Halve
             return w.ssthresh_bytes;
         }
     }
-    let base = if halve_from == HalveFrom::Cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
-    half_window(base, w.mss_bytes)
+    half_window(halve_from.bytes(w, loss), w.mss_bytes)
 }
 
 #[derive(Clone, Debug)]

@@ -266,6 +266,16 @@ impl Sender {
         not_lost + retransmitted
     }
 
+    /// The pipe as ns-3 computes it when it enters fast recovery (`TcpSocketBase::EnterRecovery`
+    /// marks the first unacknowledged segment lost, then asks `BytesInFlight()`): what
+    /// `halve_from = "pipe"` halves. Equal to `pipe()` once three segments above the head are SACKed.
+    fn pipe_with_head_lost(&self) -> u64 {
+        let head_end = self.snd_una + self.seg_len(self.snd_una);
+        let head_deemed_lost = self.scoreboard.lost_bound(self.dupthresh, self.mss) >= head_end;
+        let head_in_pipe = if head_deemed_lost { 0 } else { head_end - self.snd_una };
+        self.pipe().saturating_sub(head_in_pipe)
+    }
+
     /// Bytes in flight as reported to the algorithm (and halved at a loss): what is in the network,
     /// not the sequence span. With SACK during recovery that is the RFC 6675 pipe. Without SACK the
     /// sender has no scoreboard, and the span can far exceed the path: during NewReno recovery it
@@ -479,6 +489,7 @@ impl Sender {
             now,
             kind: LossKind::FastRetransmit,
             bytes_in_flight: flight_at_loss,
+            pipe_bytes: if self.sack { self.pipe_with_head_lost() } else { flight_at_loss },
             min_rtt: self.rtt.min,
             srtt: self.srtt(),
         };
@@ -671,6 +682,7 @@ impl Sender {
             now,
             kind: LossKind::Timeout { backoff: self.rto_expiries() },
             bytes_in_flight: self.in_flight(),
+            pipe_bytes: if self.sack { self.pipe() } else { self.in_flight() },
             min_rtt: self.rtt.min,
             srtt: self.srtt(),
         };
@@ -1047,6 +1059,33 @@ mod tests {
         assert!(span > 3 * pipe, "span {span} pipe {pipe}");
         s.on_rto(at(2000), &mut out);
         assert_eq!(s.w.ssthresh_bytes, (pipe / 2).max(2 * MSS), "ssthresh from the pipe, not from snd_max - snd_una");
+    }
+
+    #[test]
+    fn halve_from_pipe_halves_flight_less_sacked_and_lost_segments_at_fast_retransmit() {
+        // Segments 0 and 2 lost out of IW 10; dupacks SACK 1, then 3, then 4, and limited transmit
+        // sends 10 and 11. FlightSize without limited transmit is 10 segments; the pipe, with the
+        // head lost, is 12 sent - 3 SACKed - 1 lost = 8 (segment 2 is not yet deemed lost).
+        let ssthresh_with = |halve_from: &str| {
+            let c = cfg(true);
+            let mut given = ParamMap::new();
+            given.insert("halve_from".into(), ccsim_cc::ParamValue::Text(halve_from.into()));
+            let cc = ccsim_cc::build("newreno", &given, &Sender::cc_init(&c, Rng::new(1, 1))).unwrap();
+            let mut s = Sender::new(0, &c, cc, None);
+            let mut out = Vec::new();
+            s.start(Time::ZERO, &mut out);
+            for (t, blocks) in [(40, vec![(MSS, 2 * MSS)]), (41, vec![(3 * MSS, 4 * MSS), (MSS, 2 * MSS)]), (42, vec![(3 * MSS, 5 * MSS), (MSS, 2 * MSS)])] {
+                let mut a = ack(0, 0, false);
+                a.n_sack = blocks.len() as u8;
+                a.sack[..blocks.len()].copy_from_slice(&blocks);
+                s.on_ack(at(t), &a, &mut out);
+            }
+            assert!(s.in_fast_recovery);
+            assert_eq!(s.snd_max, 12 * MSS);
+            s.w.ssthresh_bytes
+        };
+        assert_eq!(ssthresh_with("flight"), 5 * MSS, "RFC 5681: FlightSize / 2");
+        assert_eq!(ssthresh_with("pipe"), 4 * MSS, "ns-3: pipe / 2");
     }
 
     #[test]
