@@ -46,6 +46,11 @@ FREEBSD9: dict[str, Any] = {
     "max_burst_pkts": 0,
     "ssthresh_whole_packets": False,
     "sack_recovery": "rfc6675",
+    # The stack rules of docs/linux-tcp.md, FreeBSD-9-like values.
+    "slow_start_rule": "freebsd",  # newreno_ack_received: slow start while cwnd <= ssthresh
+    "recovery_window": "rfc6675",  # cwnd = ssthresh at the fast retransmit (tcp_sack.c, RFC 6675)
+    "delayed_ack_rule": "rfc5681",  # an ACK every second segment or on delacktime
+    "loss_detection": "dupack",  # tcprexmtthresh duplicate ACKs / RFC 6675 IsLost
 }
 
 # Linux 6.x. Only the knobs that exist today; the Linux mechanisms being added as knobs beside this
@@ -90,6 +95,10 @@ NS2: dict[str, Any] = {
     "max_burst_pkts": 0,  # maxburst_
     "ssthresh_whole_packets": True,  # int ssthresh_ (slowdown)
     "sack_recovery": "ns2_sack1",  # Agent/TCP/Sack1 (tcp-sack1.cc)
+    "slow_start_rule": "freebsd",
+    "recovery_window": "rfc6675",
+    "delayed_ack_rule": "rfc5681",  # DelAckSink: every second packet or interval_
+    "loss_detection": "dupack",  # numdupacks_
 }
 
 PROFILES: Mapping[str, Mapping[str, Any]] = MappingProxyType(

@@ -15,15 +15,16 @@
 //!   MSS) + MSS), the trait default.
 //!
 //! Differences from the reference code:
-//! * FreeBSD halves **cwnd** (`max(cwnd/2/MSS, 2)*MSS`), RFC 5681 and ns-3 halve FlightSize; the
-//!   parameter `halve_from` picks one (default `flight`, the RFC). For a cwnd-limited bulk sender the
+//! * FreeBSD halves **cwnd** in whole segments (`newreno_cong_signal`: `max(cwnd/2/MSS, 2)*MSS`), as
+//!   Linux Reno does (`tcp_reno_ssthresh`: `max(cwnd >> 1, 2)` packets); RFC 5681 and ns-3 halve
+//!   FlightSize; the parameter `halve_from` picks one (default `flight`, the RFC). For a cwnd-limited bulk sender the
 //!   two differ only by the segments sent by limited transmit.
 //! * ns-3's `TcpNewReno::SlowStart` adds one MSS per ACK regardless of bytes acked (no ABC); set the
 //!   scenario's `tcp.abc = 0` to get per-ACK counting.
 
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
-use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
+use crate::{half_cwnd_segments, half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "newreno";
 
@@ -72,8 +73,10 @@ impl CongestionControl for NewReno {
                 return w.ssthresh_bytes; // RFC 5681 3.1: held constant on repeated timeouts
             }
         }
-        let base = if self.halve_from == HalveFrom::Cwnd { w.cwnd_bytes } else { loss.bytes_in_flight };
-        half_window(base, w.mss_bytes)
+        match self.halve_from {
+            HalveFrom::Cwnd => half_cwnd_segments(w.cwnd_bytes, w.mss_bytes),
+            HalveFrom::Flight => half_window(loss.bytes_in_flight, w.mss_bytes),
+        }
     }
 
     fn metrics(&self) -> Vec<Metric> {
@@ -162,6 +165,11 @@ mod tests {
         let mut s = Script::new(NewReno::new(&given, &init).unwrap(), init);
         s.w.cwnd_bytes = 20_000;
         assert_eq!(s.loss_fast_retransmit(18_000), 10_000);
+        // Whole segments, as FreeBSD newreno_cong_signal and Linux tcp_reno_ssthresh: 11.5 -> 5.
+        s.w.cwnd_bytes = 11_500;
+        assert_eq!(s.loss_fast_retransmit(18_000), 5_000);
+        s.w.cwnd_bytes = 3_000;
+        assert_eq!(s.loss_fast_retransmit(18_000), 2_000, "floor of two segments");
     }
 
     #[test]

@@ -13,7 +13,9 @@ fn web_run(params: serde_json::Value) -> Result<Simulation, SimError> {
                      "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
                      "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
            "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
-           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675"});
+           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675",
+                     "slow_start_rule": "freebsd", "recovery_window": "rfc6675",
+                     "delayed_ack_rule": "rfc5681", "loss_detection": "dupack"});
     let link = |pkts: u64| json!({"rate_bps": 10_000_000, "delay_ns": 20_000_000,
                                   "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": 0.0,
                                   "loss_changes": []});
