@@ -1325,4 +1325,158 @@ mod tests {
         assert!(out.iter().any(|p| !p.retx && p.seq == 12 * MSS), "new data once pipe allows");
         assert!(s.pipe() <= s.w.cwnd_bytes, "sending stops when pipe reaches cwnd");
     }
+
+    // ---- Linux mechanisms (docs/linux-tcp.md) ----
+
+    use crate::scenario::{LossDetection, RecoveryWindow, SlowStartRule};
+
+    fn sender_with(c: TcpConfig, bytes: Option<u64>) -> (Sender, Vec<Packet>) {
+        let cc = ccsim_cc::build("newreno", &ParamMap::new(), &Sender::cc_init(&c, Rng::new(1, 1))).unwrap();
+        let mut s = Sender::new(0, &c, cc, bytes);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        (s, out)
+    }
+
+    fn sack_ack(cum: u64, blocks: &[(u64, u64)], echo_ms: u64, retx: bool) -> Packet {
+        let mut a = ack(cum, echo_ms, retx);
+        a.n_sack = blocks.len() as u8;
+        a.sack[..blocks.len()].copy_from_slice(blocks);
+        a
+    }
+
+    /// IW 20, SACK, limited transmit off; segment 0 lost and the others SACKed one per ACK from
+    /// 40 ms. Returns the segments sent in reply to each ACK after the one that starts recovery.
+    fn sends_per_ack_in_recovery(window: RecoveryWindow) -> Vec<usize> {
+        let c = TcpConfig { initial_window_pkts: 20, limited_transmit: false, recovery_window: window, ..cfg(true) };
+        let (mut s, _) = sender_with(c, None);
+        let mut out = Vec::new();
+        let mut per_ack = Vec::new();
+        for k in 1..20 {
+            out.clear();
+            s.on_ack(at(40 + k), &sack_ack(0, &[(MSS, (k + 1) * MSS)], 0, false), &mut out);
+            if k == 3 {
+                assert!(s.in_fast_recovery, "third SACKed segment: IsLost(0)");
+                assert_eq!(s.w.ssthresh_bytes, 10 * MSS);
+                assert_eq!(seqs(&out), vec![(0, true)], "only the fast retransmission");
+            } else if k > 3 {
+                per_ack.push(out.len());
+            }
+        }
+        per_ack
+    }
+
+    #[test]
+    fn prr_spreads_the_reduction_one_segment_per_two_delivered() {
+        // RFC 6937: with RecoverFS = 20 (cwnd before) and ssthresh 10, sndcnt = CEIL(10 * delivered /
+        // 20) - prr_out: after the retransmission on the entering ACK, a new segment on every second
+        // SACK. RFC 6675 sets cwnd = ssthresh = 10 at once and sends nothing until pipe < 10.
+        let prr = sends_per_ack_in_recovery(RecoveryWindow::Prr);
+        assert_eq!(prr[..8], [0, 1, 0, 1, 0, 1, 0, 1]);
+        // RFC 6675: pipe is 17 segments at entry (19 unSACKed less the lost one plus its
+        // retransmission), so the first new segment waits for the eighth ACK (pipe 9 < cwnd 10).
+        let rfc6675 = sends_per_ack_in_recovery(RecoveryWindow::Rfc6675);
+        assert_eq!(rfc6675[..8], [0, 0, 0, 0, 0, 0, 0, 1]);
+    }
+
+    fn rack_cfg(rack: bool) -> TcpConfig {
+        let loss_detection = if rack { LossDetection::RackTlp } else { LossDetection::Dupack };
+        TcpConfig { loss_detection, limited_transmit: false, ..cfg(true) }
+    }
+
+    #[test]
+    fn rack_marks_a_segment_lost_after_the_reordering_window_without_three_dupacks() {
+        // A 10-segment transfer sent at t = 0; segment 1 lost. The ACK of segment 0 at 40 ms gives
+        // SRTT = min_RTT = 40 ms; one SACK (segment 2) at 41 ms is a single duplicate ACK.
+        for rack in [true, false] {
+            let (mut s, _) = sender_with(rack_cfg(rack), Some(10 * MSS));
+            let mut out = Vec::new();
+            s.on_ack(at(40), &ack(MSS, 0, false), &mut out);
+            s.on_ack(at(41), &sack_ack(MSS, &[(2 * MSS, 3 * MSS)], 0, false), &mut out);
+            assert!(!s.in_fast_recovery);
+            if rack {
+                // RACK.rtt 41 ms + reo_wnd min(40/4, 40) = 10 ms after segment 1's send: 51 ms, + 2 ms.
+                assert_eq!(s.timer_deadline(), Some(at(53)));
+                out.clear();
+                s.on_timer(at(53), &mut out);
+                assert!(s.in_fast_recovery);
+                assert_eq!(seqs(&out), vec![(MSS, true)], "segment 1 retransmitted at the reordering timeout");
+                assert_eq!((s.stats.fast_retransmits, s.stats.timeouts), (1, 0));
+                assert_eq!(s.rack_marked_lost(), 1);
+            } else {
+                // The duplicate-ACK rule waits for two more duplicate ACKs or the RTO.
+                assert_eq!(s.timer_deadline(), s.rto_deadline());
+                assert_eq!(s.timer_deadline(), Some(at(240)));
+            }
+        }
+    }
+
+    #[test]
+    fn rack_retransmits_a_lost_retransmission_without_waiting_for_the_rto() {
+        let (mut s, _) = sender_with(rack_cfg(true), None);
+        let mut out = Vec::new();
+        s.on_ack(at(40), &ack(MSS, 0, false), &mut out); // segment 0: SRTT 40; cwnd 11, 2 new segments
+        // Segment 1 lost: SACKs of 2, 3, 4 (sent at 0) -> reo_wnd 0 at the third: recovery.
+        for k in 2..5 {
+            s.on_ack(at(39 + k), &sack_ack(MSS, &[(2 * MSS, (k + 1) * MSS)], 0, false), &mut out);
+        }
+        assert!(s.in_fast_recovery);
+        assert_eq!(s.stats.retransmits, 1);
+        // The retransmission (sent at 43 ms) is lost as well. More SACKs bring pipe below cwnd and new
+        // segments go out after it; once one of those is SACKed, 40 ms later, RACK finds the
+        // retransmission overdue and sends it again, long before the RTO (240 ms).
+        out.clear();
+        for k in 5..12 {
+            s.on_ack(at(39 + k), &sack_ack(MSS, &[(2 * MSS, (k + 1) * MSS)], 0, false), &mut out);
+        }
+        assert_eq!(s.stats.retransmits, 1);
+        let later = out.iter().find(|p| !p.retx && p.seq >= 12 * MSS).expect("new data after the retransmission");
+        let (seq, sent_ms) = (later.seq, later.tx_time.0 / 1_000_000);
+        assert!(sent_ms > 43);
+        s.on_ack(at(sent_ms + 40), &sack_ack(MSS, &[(2 * MSS, seq + MSS)], sent_ms, false), &mut out);
+        assert_eq!(s.stats.retransmits, 2, "lost retransmission detected by RACK");
+        assert_eq!(s.stats.timeouts, 0);
+        assert!(out.iter().any(|p| p.seq == MSS && p.retx && p.tx_time == at(sent_ms + 40)));
+    }
+
+    #[test]
+    fn tail_loss_probe_recovers_the_last_two_segments_without_a_timeout() {
+        // Ten segments at t = 0; the last two are lost. The ACK of 0..7 at 40 ms arms the probe:
+        // PTO = 2 * SRTT + 2 ms = 82 ms (< RTO 200 ms).
+        for rack in [true, false] {
+            let (mut s, _) = sender_with(rack_cfg(rack), Some(10 * MSS));
+            let mut out = Vec::new();
+            s.on_ack(at(40), &ack(8 * MSS, 0, false), &mut out);
+            if !rack {
+                assert_eq!(s.timer_deadline(), Some(at(240)), "without TLP only the RTO is left");
+                continue;
+            }
+            assert_eq!(s.timer_deadline(), Some(at(122)));
+            s.on_timer(at(122), &mut out);
+            assert_eq!(seqs(&out), vec![(9 * MSS, true)], "the probe: the highest segment again");
+            assert_eq!(s.stats.loss_probes, 1);
+            assert_eq!(s.rto_deadline(), Some(at(322)), "RTO restarted from the probe");
+            // The probe's SACK shows segment 8 missing; RACK marks it (sent at 0, RACK.rtt 40 ms).
+            out.clear();
+            s.on_ack(at(162), &sack_ack(8 * MSS, &[(9 * MSS, 10 * MSS)], 122, true), &mut out);
+            assert!(s.in_fast_recovery);
+            assert_eq!(seqs(&out), vec![(8 * MSS, true)]);
+            s.on_ack(at(202), &ack(10 * MSS, 162, true), &mut out);
+            assert!(s.done());
+            assert_eq!((s.stats.timeouts, s.stats.fast_retransmits), (0, 1));
+        }
+    }
+
+    #[test]
+    fn linux_knobs_reach_the_window_and_the_rto() {
+        let c = TcpConfig { slow_start_rule: SlowStartRule::Linux, rto_rule: crate::scenario::RtoRule::Linux, ..cfg(true) };
+        let (mut s, _) = sender_with(c, None);
+        assert_eq!(s.w.slow_start, ccsim_cc::SlowStartRule::Linux);
+        let mut out = Vec::new();
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        assert_eq!(s.rtt.rto(), Duration::from_millis(240), "SRTT 40 ms + max(2 * 40 ms, min RTO 200 ms)");
+        let (mut s, _) = sender(true);
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        assert_eq!(s.rtt.rto(), Duration::from_millis(200), "RFC 6298: max(200 ms, 40 + 4 * 20 ms)");
+    }
 }
