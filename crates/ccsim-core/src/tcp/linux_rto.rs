@@ -1,4 +1,4 @@
-//! The RTO as Linux computes it (`rto_rule = "linux"`): Van Jacobson's estimator in the form of
+//! The RTO as Linux computes it (`rto_estimator = "linux"`): Van Jacobson's estimator in the form of
 //! `tcp_rtt_estimator` and `tcp_set_rto` / `__tcp_set_rto` (net/ipv4/tcp_input.c, include/net/tcp.h).
 //!
 //! RFC 6298 section 2 sets RTO = max(min RTO, SRTT + max(G, 4 RTTVAR)). Linux keeps the same SRTT

@@ -1469,7 +1469,7 @@ mod tests {
 
     #[test]
     fn linux_knobs_reach_the_window_and_the_rto() {
-        let c = TcpConfig { slow_start_rule: SlowStartRule::Linux, rto_rule: crate::scenario::RtoRule::Linux, ..cfg(true) };
+        let c = TcpConfig { slow_start_rule: SlowStartRule::Linux, rto_estimator: crate::scenario::RtoEstimator::Linux, ..cfg(true) };
         let (mut s, _) = sender_with(c, None);
         assert_eq!(s.w.slow_start, ccsim_cc::SlowStartRule::Linux);
         let mut out = Vec::new();
