@@ -107,7 +107,9 @@ INTERNALS_EXAMPLE = {
                      "min_rto_ns": 200000000, "initial_rto_ns": 1000000000, "max_rto_ns": 60000000000,
                      "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True,
                      "rto_estimator": "rfc6298", "timer_granularity_ns": 1000000, "max_burst_pkts": 0,
-                     "ssthresh_whole_packets": False, "sack_recovery": "rfc6675"},
+                     "ssthresh_whole_packets": False, "sack_recovery": "rfc6675",
+                     "slow_start_rule": "freebsd", "recovery_window": "rfc6675", "delayed_ack_rule": "rfc5681",
+                     "loss_detection": "dupack"},
              "transfer": {"kind": "unlimited"}, "app_rate": {"kind": "unlimited"}}},
     ],
 }

@@ -46,11 +46,14 @@ FREEBSD9: dict[str, Any] = {
     "max_burst_pkts": 0,
     "ssthresh_whole_packets": False,
     "sack_recovery": "rfc6675",
+    # The stack rules of docs/linux-tcp.md, FreeBSD-9-like values.
+    "slow_start_rule": "freebsd",  # newreno_ack_received: slow start while cwnd <= ssthresh
+    "recovery_window": "rfc6675",  # cwnd = ssthresh at the fast retransmit (tcp_sack.c, RFC 6675)
+    "delayed_ack_rule": "rfc5681",  # an ACK every second segment or on delacktime
+    "loss_detection": "dupack",  # tcprexmtthresh duplicate ACKs / RFC 6675 IsLost
 }
 
-# Linux 6.x. Only the knobs that exist today; the Linux mechanisms being added as knobs beside this
-# (PRR, a RACK-TLP subset, Linux delayed ACK with quick-ack, the Linux RTO rule) join this bundle when
-# they are merged: see the LINUX-KNOB markers.
+# Linux 6.x (net/ipv4/tcp_input.c, tcp_output.c, tcp_recovery.c, tcp_timer.c; include/net/tcp.h).
 LINUX: dict[str, Any] = {
     **FREEBSD9,
     "mss_bytes": 1448,  # timestamps on (net.ipv4.tcp_timestamps = 1): 12 B of options per segment
@@ -58,14 +61,18 @@ LINUX: dict[str, Any] = {
     "initial_window_pkts": 10,  # TCP_INIT_CWND (include/net/tcp.h), RFC 6928
     "sack": True,  # net.ipv4.tcp_sack = 1
     "delayed_ack": True,
-    "delayed_ack_timeout_ns": 40 * _MS,  # TCP_DELACK_MIN; LINUX-KNOB: Linux delayed ACK / quick-ack
-    "abc_limit": 2,  # LINUX-KNOB: Linux counts every acked segment (tcp_slow_start, tcp_cong_avoid_ai)
-    "min_rto_ns": 200 * _MS,  # TCP_RTO_MIN; LINUX-KNOB: the Linux RTO rule (tcp_rtt_estimator)
+    "delayed_ack_timeout_ns": 40 * _MS,  # TCP_DELACK_MIN
+    "delayed_ack_rule": "linux",  # quick-ack at start (tcp_incr_quickack), __tcp_ack_snd_check
+    "abc_limit": 2,  # tcp_slow_start adds the segments an ACK covers (two with delayed ACKs)
+    "slow_start_rule": "linux",  # tcp_in_slow_start: cwnd < ssthresh
+    "rto_estimator": "linux",  # tcp_rtt_estimator / __tcp_set_rto: srtt + max(4 mdev, rto_min)
+    "min_rto_ns": 200 * _MS,  # TCP_RTO_MIN
     "initial_rto_ns": 1 * _S,  # TCP_TIMEOUT_INIT
     "max_rto_ns": 120 * _S,  # TCP_RTO_MAX
-    "dupack_threshold": 3,  # net.ipv4.tcp_reordering; LINUX-KNOB: RACK-TLP loss detection
+    "dupack_threshold": 3,  # net.ipv4.tcp_reordering
+    "loss_detection": "rack_tlp",  # net.ipv4.tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP)
+    "recovery_window": "prr",  # tcp_cwnd_reduction (RFC 6937)
     "limited_transmit": True,
-    # LINUX-KNOB: PRR (RFC 6937) for the window during recovery.
 }
 
 # ns-2.35 (tcl/lib/ns-default.tcl, tcp/tcp.cc, tcp/tcp-sack1.cc, tcp/tcp-sink.cc): the defaults of a
@@ -90,6 +97,10 @@ NS2: dict[str, Any] = {
     "max_burst_pkts": 0,  # maxburst_
     "ssthresh_whole_packets": True,  # int ssthresh_ (slowdown)
     "sack_recovery": "ns2_sack1",  # Agent/TCP/Sack1 (tcp-sack1.cc)
+    "slow_start_rule": "freebsd",
+    "recovery_window": "rfc6675",
+    "delayed_ack_rule": "rfc5681",  # DelAckSink: every second packet or interval_
+    "loss_detection": "dupack",  # numdupacks_
 }
 
 PROFILES: Mapping[str, Mapping[str, Any]] = MappingProxyType(

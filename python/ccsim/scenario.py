@@ -728,11 +728,16 @@ class Tcp(_Section):
     rwnd_bytes: Size = Field(default=_BASE["rwnd_bytes"], alias="rwnd")
     dupack_threshold: StrictInt = Field(default=_BASE["dupack_threshold"], ge=1)
     limited_transmit: StrictBool = _BASE["limited_transmit"]
-    rto_estimator: Literal["rfc6298", "ns2"] = _BASE["rto_estimator"]
+    rto_estimator: Literal["rfc6298", "ns2", "linux"] = _BASE["rto_estimator"]
     timer_granularity_ns: Time = Field(default=_BASE["timer_granularity_ns"], alias="timer_granularity")
     max_burst_pkts: StrictInt = Field(default=_BASE["max_burst_pkts"], alias="max_burst", ge=0, lt=2**32)
     ssthresh_whole_packets: StrictBool = _BASE["ssthresh_whole_packets"]
     sack_recovery: Literal["rfc6675", "ns2_sack1"] = _BASE["sack_recovery"]
+    # Linux stack rules (docs/linux-tcp.md); the freebsd9 values are the FreeBSD-9-like machine.
+    slow_start_rule: Literal["freebsd", "linux"] = _BASE["slow_start_rule"]
+    recovery_window: Literal["rfc6675", "prr"] = _BASE["recovery_window"]
+    delayed_ack_rule: Literal["rfc5681", "linux"] = _BASE["delayed_ack_rule"]
+    loss_detection: Literal["dupack", "rack_tlp"] = _BASE["loss_detection"]
 
     _check_positive = field_validator(
         "mss_bytes", "delayed_ack_timeout_ns", "min_rto_ns", "initial_rto_ns", "max_rto_ns", "rwnd_bytes",

@@ -40,15 +40,35 @@ pub struct Window {
     pub ssthresh_bytes: u64,
     /// Sender maximum segment size (payload bytes), constant for the connection.
     pub mss_bytes: u64,
+    /// Where slow start ends: the TCP stack's rule, set by the machine (a property of the stack, not
+    /// of the algorithm, as Linux `tcp_in_slow_start` and FreeBSD `newreno_ack_received` read it).
+    pub slow_start: SlowStartRule,
+}
+
+/// Where slow start ends and how its growth meets ssthresh (RFC 5681 section 3.1 lets a sender use
+/// either slow start or congestion avoidance when cwnd == ssthresh).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SlowStartRule {
+    /// FreeBSD (`newreno_ack_received`): slow start while cwnd <= ssthresh; an ACK's increase is not
+    /// capped at ssthresh.
+    #[default]
+    Freebsd,
+    /// Linux (`tcp_in_slow_start`, `tcp_slow_start`): slow start while cwnd < ssthresh; the slow-start
+    /// increase stops at ssthresh and the rest of the ACK's count goes to congestion avoidance.
+    Linux,
 }
 
 impl Window {
     pub fn new(cwnd_bytes: u64, mss_bytes: u64) -> Window {
-        Window { cwnd_bytes, ssthresh_bytes: u64::MAX, mss_bytes }
+        Window { cwnd_bytes, ssthresh_bytes: u64::MAX, mss_bytes, slow_start: SlowStartRule::Freebsd }
     }
-    /// Slow start applies while cwnd <= ssthresh (FreeBSD and RFC 5681's "<=" reading).
+    /// Slow start applies while cwnd <= ssthresh (FreeBSD and RFC 5681's "<=" reading), or while
+    /// cwnd < ssthresh under the Linux rule ([`SlowStartRule`]).
     pub fn in_slow_start(&self) -> bool {
-        self.cwnd_bytes <= self.ssthresh_bytes
+        match self.slow_start {
+            SlowStartRule::Freebsd => self.cwnd_bytes <= self.ssthresh_bytes,
+            SlowStartRule::Linux => self.cwnd_bytes < self.ssthresh_bytes,
+        }
     }
     pub fn cwnd_pkts(&self) -> f64 {
         self.cwnd_bytes as f64 / self.mss_bytes as f64
@@ -289,6 +309,13 @@ pub trait CongestionControl: Send {
 /// Reno-style halving used by several algorithms: max(bytes/2, 2*MSS).
 pub fn half_window(bytes: u64, mss: u64) -> u64 {
     (bytes / 2).max(2 * mss)
+}
+
+/// Halving of cwnd in whole segments with a floor of two, as both kernels compute it: Linux
+/// `tcp_reno_ssthresh` (`max(cwnd >> 1, 2)` in packets) and FreeBSD `newreno_cong_signal`
+/// (`max(cwnd / 2 / maxseg, 2) * maxseg`).
+pub fn half_cwnd_segments(cwnd_bytes: u64, mss: u64) -> u64 {
+    (cwnd_bytes / mss / 2).max(2).saturating_mul(mss)
 }
 
 #[cfg(test)]

@@ -349,6 +349,14 @@ pub struct TcpConfig {
     pub ssthresh_whole_packets: bool,
     /// SACK-based loss recovery (with `sack`): RFC 6675 or ns-2's Sack1 (`tcp/ns2_sack1.rs`).
     pub sack_recovery: SackRecovery,
+    /// Where slow start ends (FreeBSD cwnd <= ssthresh, Linux cwnd < ssthresh capped at ssthresh).
+    pub slow_start_rule: SlowStartRule,
+    /// The window during SACK loss recovery: RFC 6675 (cwnd = ssthresh) or PRR (RFC 6937).
+    pub recovery_window: RecoveryWindow,
+    /// When the receiver holds an ACK back (with `delayed_ack` on): RFC 5681 or Linux quick-ack.
+    pub delayed_ack_rule: DelayedAckRule,
+    /// How losses are detected: duplicate ACKs / RFC 6675 IsLost, or RACK-TLP (RFC 8985, needs SACK).
+    pub loss_detection: LossDetection,
 }
 
 /// The SACK-based loss recovery of a TCP flow.
@@ -370,6 +378,41 @@ pub enum RtoEstimator {
     /// ns-2's `TcpAgent` (tcp/tcp.cc `rtt_update`, `rtt_timeout`, `rtt_backoff`; ns-2.35): one timed
     /// segment per RTT, samples and the RTO in ticks of `timer_granularity_ns`, see `tcp/rtt_ns2.rs`.
     Ns2,
+    /// Linux's `tcp_rtt_estimator` / `tcp_set_rto`: RTO = SRTT + max(4 mdev, min RTO) with a per-round
+    /// maximum deviation (`tcp/linux_rto.rs`).
+    Linux,
+}
+
+/// `tcp.slow_start_rule`; see `ccsim_cc::SlowStartRule`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowStartRule {
+    Freebsd,
+    Linux,
+}
+
+/// `tcp.recovery_window`; see `tcp::prr`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryWindow {
+    Rfc6675,
+    Prr,
+}
+
+/// `tcp.delayed_ack_rule`; see `tcp::quickack`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayedAckRule {
+    Rfc5681,
+    Linux,
+}
+
+/// `tcp.loss_detection`; see `tcp::rack` and `tcp::tlp`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    Dupack,
+    RackTlp,
 }
 
 /// A connection's slow-start threshold before its first loss.
@@ -645,6 +688,15 @@ impl Scenario {
             if t.delayed_ack && t.delayed_ack_timeout_ns == 0 {
                 return Err(err(tcp_at("delayed_ack_timeout_ns"), "must be > 0 when delayed ACKs are on"));
             }
+            // The Linux recovery mechanisms work on the RFC 6675 scoreboard recovery.
+            if t.sack_recovery == SackRecovery::Ns2Sack1 {
+                if t.loss_detection == LossDetection::RackTlp {
+                    return Err(err(tcp_at("loss_detection"), "rack_tlp needs sack_recovery = rfc6675"));
+                }
+                if t.recovery_window == RecoveryWindow::Prr {
+                    return Err(err(tcp_at("recovery_window"), "prr needs sack_recovery = rfc6675"));
+                }
+            }
         }
         Ok(())
     }
@@ -740,6 +792,10 @@ impl TcpConfig {
             max_burst_pkts: 0,
             ssthresh_whole_packets: false,
             sack_recovery: SackRecovery::Rfc6675,
+            slow_start_rule: SlowStartRule::Freebsd,
+            recovery_window: RecoveryWindow::Rfc6675,
+            delayed_ack_rule: DelayedAckRule::Rfc5681,
+            loss_detection: LossDetection::Dupack,
         }
     }
 }

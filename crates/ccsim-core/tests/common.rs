@@ -38,7 +38,9 @@ pub fn tcp_config() -> Value {
            "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
            "initial_ssthresh": {"kind": "unlimited"},
            "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
-           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675"})
+           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675",
+           "slow_start_rule": "freebsd", "recovery_window": "rfc6675",
+           "delayed_ack_rule": "rfc5681", "loss_detection": "dupack"})
 }
 
 /// The uncongested reverse of a link: same rate and delay, 10 000 packets, no loss.

@@ -4,7 +4,9 @@
 
 use ccsim_cc::{ParamMap, Rng, Time};
 use ccsim_core::packet::{Packet, PacketKind};
-use ccsim_core::scenario::{InitialSsthresh, RtoEstimator, SackRecovery, TcpConfig};
+use ccsim_core::scenario::{
+    DelayedAckRule, InitialSsthresh, LossDetection, RecoveryWindow, RtoEstimator, SackRecovery, SlowStartRule, TcpConfig,
+};
 use ccsim_core::tcp::Sender;
 
 const MSS: u64 = 1000;
@@ -32,6 +34,10 @@ fn cfg(initial_ssthresh: InitialSsthresh) -> TcpConfig {
         max_burst_pkts: 0,
         ssthresh_whole_packets: false,
         sack_recovery: SackRecovery::Rfc6675,
+        slow_start_rule: SlowStartRule::Freebsd,
+        recovery_window: RecoveryWindow::Rfc6675,
+        delayed_ack_rule: DelayedAckRule::Rfc5681,
+        loss_detection: LossDetection::Dupack,
     }
 }
 

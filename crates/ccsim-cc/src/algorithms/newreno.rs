@@ -15,20 +15,20 @@
 //!   MSS) + MSS), the trait default.
 //!
 //! Differences from the reference code:
-//! * FreeBSD halves **cwnd** (`max(cwnd/2/MSS, 2)*MSS`), RFC 5681 halves FlightSize, and ns-3 3.44
-//!   halves the RFC 6675 pipe (`TcpSocketBase::EnterRecovery` passes `BytesInFlight()`, the pipe
-//!   with the first unacknowledged segment marked lost, to `TcpNewReno::GetSsThresh`); the parameter
-//!   `halve_from` picks one (default `flight`, the RFC). For a cwnd-limited bulk sender `flight` and
-//!   `cwnd` differ only by the segments sent by limited transmit; `pipe` is lower than both by the
-//!   segments SACKed and lost when the loss is detected (with one loss, three SACKed segments and the
-//!   lost one less the two limited-transmit ones: one MSS less ssthresh). See docs/validation.md
-//!   section 2 for what it does to goodput.
+//! * FreeBSD halves **cwnd** in whole segments (`newreno_cong_signal`: `max(cwnd/2/MSS, 2)*MSS`), as
+//!   Linux Reno does (`tcp_reno_ssthresh`: `max(cwnd >> 1, 2)` packets); RFC 5681 halves FlightSize;
+//!   ns-3 3.44 halves the RFC 6675 pipe (`TcpSocketBase::EnterRecovery` passes `BytesInFlight()`, the
+//!   pipe with the first unacknowledged segment marked lost, to `TcpNewReno::GetSsThresh`); the
+//!   parameter `halve_from` picks one (default `flight`, the RFC). For a cwnd-limited bulk sender
+//!   `flight` and `cwnd` differ only by the segments sent by limited transmit; `pipe` is lower than
+//!   both by the segments SACKed and lost when the loss is detected. See docs/validation.md section 2
+//!   for what it does to goodput.
 //! * ns-3's `TcpNewReno::SlowStart` adds one MSS per ACK regardless of bytes acked (no ABC); set the
 //!   scenario's `tcp.abc = 0` to get per-ACK counting.
 
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
-use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
+use crate::{half_cwnd_segments, half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "newreno";
 
@@ -90,7 +90,10 @@ impl CongestionControl for NewReno {
                 return w.ssthresh_bytes; // RFC 5681 3.1: held constant on repeated timeouts
             }
         }
-        half_window(self.halve_from.bytes(w, loss), w.mss_bytes)
+        match self.halve_from {
+            HalveFrom::Cwnd => half_cwnd_segments(w.cwnd_bytes, w.mss_bytes),
+            other => half_window(other.bytes(w, loss), w.mss_bytes),
+        }
     }
 
     fn metrics(&self) -> Vec<Metric> {
@@ -179,6 +182,11 @@ mod tests {
         let mut s = Script::new(NewReno::new(&given, &init).unwrap(), init);
         s.w.cwnd_bytes = 20_000;
         assert_eq!(s.loss_fast_retransmit(18_000), 10_000);
+        // Whole segments, as FreeBSD newreno_cong_signal and Linux tcp_reno_ssthresh: 11.5 -> 5.
+        s.w.cwnd_bytes = 11_500;
+        assert_eq!(s.loss_fast_retransmit(18_000), 5_000);
+        s.w.cwnd_bytes = 3_000;
+        assert_eq!(s.loss_fast_retransmit(18_000), 2_000, "floor of two segments");
     }
 
     #[test]

@@ -55,7 +55,7 @@ use std::time::Duration;
 pub use super::newreno::HalveFrom;
 use crate::params::{ParamReader, ParamSpec};
 use crate::reno::RenoIncrease;
-use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
+use crate::{half_cwnd_segments, half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
 
 pub const NAME: &str = "pert";
 
@@ -322,7 +322,10 @@ pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_from: Halve
             return w.ssthresh_bytes;
         }
     }
-    half_window(halve_from.bytes(w, loss), w.mss_bytes)
+    match halve_from {
+        HalveFrom::Cwnd => half_cwnd_segments(w.cwnd_bytes, w.mss_bytes),
+        other => half_window(other.bytes(w, loss), w.mss_bytes),
+    }
 }
 
 #[derive(Clone, Debug)]

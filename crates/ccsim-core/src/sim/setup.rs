@@ -32,7 +32,7 @@ pub(crate) fn scenario_flow(scenario: &Scenario, i: usize, name: String, route: 
             }
             App::Tcp {
                 sender: Sender::new(i as u32, tcp, cc, bytes),
-                receiver: Receiver::new(i as u32, tcp.delayed_ack, tcp.mss_bytes),
+                receiver: Receiver::for_flow(i as u32, tcp),
             }
         }
         Traffic::Web { arrival_rate, size_mean_bytes, size_shape, .. } => App::Web(WebGenerator {

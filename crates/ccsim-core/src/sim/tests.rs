@@ -8,26 +8,38 @@ use crate::sim::Simulation;
 use crate::Time;
 
 fn web_run(params: serde_json::Value) -> Result<Simulation, SimError> {
-    let tcp = json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "initial_ssthresh": {"kind": "unlimited"}, "sack": true, "delayed_ack": true,
+    run_with(json!({"kind": "web", "algorithm": "newreno", "params": params, "tcp": tcp_fixture(),
+                    "arrival_rate": 20.0, "size_mean_bytes": 20_000, "size_shape": 1.2}), 2, 0.0)
+}
+
+/// The front end's freebsd9 TCP settings, written out.
+fn tcp_fixture() -> serde_json::Value {
+    json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "initial_ssthresh": {"kind": "unlimited"}, "sack": true, "delayed_ack": true,
                      "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2, "min_rto_ns": 200_000_000u64,
                      "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
                      "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
-           "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
-           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675"});
-    let link = |pkts: u64| json!({"rate_bps": 10_000_000, "delay_ns": 20_000_000,
-                                  "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": 0.0,
+                     "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
+                     "ssthresh_whole_packets": false, "sack_recovery": "rfc6675",
+                     "slow_start_rule": "freebsd", "recovery_window": "rfc6675",
+                     "delayed_ack_rule": "rfc5681", "loss_detection": "dupack"})
+}
+
+/// One flow with `traffic` on the single-flow path (10 Mbit/s, 40 ms, 84 packets) with `loss`.
+fn run_with(traffic: serde_json::Value, seconds: u64, loss: f64) -> Result<Simulation, SimError> {
+    let end = seconds * 1_000_000_000;
+    let link = |pkts: u64, loss: f64| json!({"rate_bps": 10_000_000, "delay_ns": 20_000_000,
+                                  "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": loss,
                                   "loss_changes": []});
     let scenario = json!({
         "ccsim_resolved": crate::scenario::RESOLVED_FORMAT,
-        "duration_ns": 2_000_000_000u64, "sample_interval_ns": 100_000_000u64,
-        "measure_start_ns": 0, "measure_end_ns": 2_000_000_000u64,
-        "topology": {"kind": "dumbbell", "bottleneck": link(84), "reverse": link(10_000), "access_rate_bps": 1_000_000_000u64,
+        "duration_ns": end, "sample_interval_ns": 100_000_000u64,
+        "measure_start_ns": 0, "measure_end_ns": end,
+        "topology": {"kind": "dumbbell", "bottleneck": link(84, loss), "reverse": link(10_000, 0.0), "access_rate_bps": 1_000_000_000u64,
                      "access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
                      "reverse_access_queue": {"kind": "droptail", "limit": {"pkts": 1000}}},
-        "flows": [{"name": "web", "intervals": [{"start_ns": 0, "stop_ns": 2_000_000_000u64}], "start_spread_ns": 0,
+        "flows": [{"name": "flow0", "intervals": [{"start_ns": 0, "stop_ns": end}], "start_spread_ns": 0,
                    "access_delay": {"kind": "fixed", "delay_ns": 0}, "route": {"kind": "dumbbell", "direction": "forward"},
-                   "traffic": {"kind": "web", "algorithm": "newreno", "params": params, "tcp": tcp,
-                               "arrival_rate": 20.0, "size_mean_bytes": 20_000, "size_shape": 1.2}}],
+                   "traffic": traffic}],
     });
     Simulation::from_json(&scenario.to_string(), 1)
 }
@@ -57,4 +69,55 @@ fn a_transfer_that_cannot_be_built_ends_the_run_with_an_error() {
     assert!(sim.now() < Time::from_secs(1), "the run stopped at the failed arrival, not at the end");
     assert_eq!(sim.run_until(Time::from_secs(2)).unwrap_err(), err, "the run stays ended");
     assert_eq!(sim.finish().err(), Some(err), "finish reports it too");
+}
+
+/// A 60 s bulk flow at 1 % loss with the Linux mechanisms on (docs/linux-tcp.md): each of them acts
+/// in a whole run, seen from the sender's own counters.
+#[test]
+fn linux_mechanisms_act_in_a_whole_run() {
+    let tcp = linux_tcp();
+    let traffic = json!({"kind": "tcp", "algorithm": "newreno", "params": {"halve_from": "cwnd"}, "tcp": tcp,
+                         "transfer": {"kind": "unlimited"}, "app_rate": {"kind": "unlimited"}});
+    let mut sim = run_with(traffic, 60, 0.01).unwrap();
+    sim.run_until(Time::from_secs(60)).unwrap();
+    let App::Tcp { sender, receiver } = &sim.flows[0].app else { panic!("a TCP flow") };
+    let stats = sender.stats();
+    assert!(stats.fast_retransmits > 50, "{stats:?}");
+    assert!(sender.rack_marked_lost() >= stats.fast_retransmits, "RACK marks every loss it recovers: {} marks", sender.rack_marked_lost());
+    assert_eq!(stats.loss_probes, 0, "a bulk flow's ACKs keep rearming the probe timeout: no tail to probe");
+    // Quick ACKs at the start and an ACK per two segments after: more ACKs than half the segments.
+    let segments = stats.data_pkts_sent;
+    assert!(receiver.acks_sent() > segments / 2 && receiver.acks_sent() < segments, "{} ACKs for {segments}", receiver.acks_sent());
+}
+
+/// The linux profile's knobs with the five Linux mechanisms on.
+fn linux_tcp() -> serde_json::Value {
+    let mut tcp = tcp_fixture();
+    for (k, v) in [("initial_window_pkts", json!(10)), ("delayed_ack_timeout_ns", json!(40_000_000u64)),
+                   ("max_rto_ns", json!(120_000_000_000u64)), ("slow_start_rule", json!("linux")),
+                   ("recovery_window", json!("prr")), ("rto_estimator", json!("linux")),
+                   ("delayed_ack_rule", json!("linux")), ("loss_detection", json!("rack_tlp"))] {
+        tcp[k] = v;
+    }
+    tcp
+}
+
+/// Short web transfers at 2 % loss: a lost tail of a transfer has no later data behind it, and the
+/// tail loss probe, not the RTO, is the first to act.
+#[test]
+fn tail_loss_probes_act_on_short_transfers() {
+    let traffic = json!({"kind": "web", "algorithm": "newreno", "params": {"halve_from": "cwnd"}, "tcp": linux_tcp(),
+                         "arrival_rate": 20.0, "size_mean_bytes": 20_000, "size_shape": 1.2});
+    let mut sim = run_with(traffic, 30, 0.02).unwrap();
+    sim.run_until(Time::from_secs(30)).unwrap();
+    let (mut probes, mut timeouts, mut transfers) = (0, 0, 0);
+    for f in &sim.flows[1..] {
+        if let App::Tcp { sender, .. } = &f.app {
+            probes += sender.stats().loss_probes;
+            timeouts += sender.stats().timeouts;
+            transfers += 1;
+        }
+    }
+    assert!(transfers > 400, "{transfers} transfers");
+    assert!(probes > 0, "{probes} probes, {timeouts} timeouts");
 }

@@ -17,7 +17,7 @@ impl Simulation {
         self.out = out;
         let flow = &mut self.flows[f as usize];
         let App::Tcp { sender, .. } = &flow.app else { return };
-        if let Some(d) = sender.rto_deadline() {
+        if let Some(d) = sender.timer_deadline() {
             if needs_event(&mut flow.timers.rto_scheduled, d) {
                 self.events.schedule(d, Event::RtoTimer(f));
             }
@@ -34,7 +34,8 @@ impl Simulation {
         }
     }
 
-    /// The event may be stale (the deadline moved); re-arm or fire as due.
+    /// The event may be stale (the deadline moved); re-arm or fire as due. The sender's
+    /// retransmission timer carries the RTO and, with RACK-TLP, the probe and reordering timeouts.
     pub(super) fn on_rto_timer(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
@@ -42,9 +43,9 @@ impl Simulation {
             flow.timers.rto_scheduled = None;
         }
         let App::Tcp { sender, .. } = &mut flow.app else { return };
-        match sender.rto_deadline() {
+        match sender.timer_deadline() {
             Some(d) if d <= now => {
-                sender.on_rto(now, &mut self.out);
+                sender.on_timer(now, &mut self.out);
                 self.transmit_from_sender(f);
             }
             Some(d) => {

@@ -92,7 +92,7 @@ impl Simulation {
             Identity { name: format!("{}#{k}", generator.id.name), kind: FlowKind::Web, algorithm, spec: spec_index, background: true },
             App::Tcp {
                 sender: Sender::new(id, &tcp, cc, Some(size)),
-                receiver: Receiver::new(id, tcp.delayed_ack, tcp.mss_bytes),
+                receiver: Receiver::for_flow(id, &tcp),
             },
             Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },
             Schedule::new(vec![(now, self.end)], Some(size)),

@@ -2,12 +2,19 @@
 //! delayed ACKs (RFC 5681 section 4.2: an ACK at least every second full-sized segment and within the
 //! delayed-ACK timeout; an immediate ACK for an out-of-order segment and for one that fills a hole).
 //!
+//! With `delayed_ack_rule = "linux"` the hold-back follows Linux's quick-ack mode and adaptive timeout
+//! instead (`tcp::quickack`).
+//!
 //! The receiving application reads in-order data at once, so the advertised window stays at the
 //! configured cap (`rwnd_bytes`); goodput is the in-order byte count delivered to that application.
+
+use std::time::Duration;
 
 use ccsim_cc::Time;
 
 use crate::packet::{ack_wire_bytes, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::scenario::{DelayedAckRule, TcpConfig};
+use crate::tcp::quickack::QuickAck;
 
 #[derive(Clone, Debug)]
 pub struct Receiver {
@@ -28,6 +35,10 @@ pub struct Receiver {
     delack_deadline: Option<Time>,
     acks_sent: u64,
     dup_segments: u64,
+    /// Linux delayed-ACK state, when `delayed_ack_rule = "linux"`.
+    quickack: Option<QuickAck>,
+    /// In-order bytes received since the last ACK (Linux `rcv_nxt - rcv_wup`).
+    unacked_bytes: u64,
 }
 
 impl Receiver {
@@ -44,7 +55,30 @@ impl Receiver {
             delack_deadline: None,
             acks_sent: 0,
             dup_segments: 0,
+            quickack: None,
+            unacked_bytes: 0,
         }
+    }
+
+    /// The receiver of a flow with these TCP settings.
+    pub fn for_flow(flow: u32, cfg: &TcpConfig) -> Receiver {
+        let r = Receiver::new(flow, cfg.delayed_ack, cfg.mss_bytes);
+        match cfg.delayed_ack_rule {
+            DelayedAckRule::Rfc5681 => r,
+            // The receiver has no RTT sample of its own (no handshake): its RTO is the initial one.
+            DelayedAckRule::Linux => r.with_linux_delayed_ack(QuickAck::new(
+                Duration::from_nanos(cfg.delayed_ack_timeout_ns),
+                Duration::from_nanos(cfg.initial_rto_ns),
+                cfg.rwnd_bytes,
+                cfg.mss_bytes,
+            )),
+        }
+    }
+
+    /// Holds ACKs back as Linux does (`tcp::quickack`) instead of RFC 5681's fixed rule.
+    pub fn with_linux_delayed_ack(mut self, quickack: QuickAck) -> Receiver {
+        self.quickack = Some(quickack);
+        self
     }
 
     /// Handles an arriving data segment. Returns an ACK to send now, if any; when an ACK is held
@@ -55,6 +89,9 @@ impl Receiver {
         if end <= self.rcv_nxt {
             // Entirely old data (a spurious retransmission): ACK at once (RFC 5681 4.2).
             self.dup_segments += 1;
+            if let Some(q) = &mut self.quickack {
+                q.on_old_data();
+            }
             return Some(self.make_ack());
         }
         if start > self.rcv_nxt {
@@ -73,6 +110,19 @@ impl Receiver {
             self.ooo.remove(0);
         }
         self.recent_blocks.retain(|&(_, b)| b > self.rcv_nxt);
+        if let Some(q) = &mut self.quickack {
+            q.on_in_order_data(now);
+            self.unacked_bytes += pkt.len as u64;
+            // __tcp_ack_snd_check: more than one full segment unacknowledged, quick-ack mode, or a
+            // filled hole; otherwise hold the ACK for the ATO.
+            if had_hole || !self.delayed_ack || self.unacked_bytes > self.mss || q.in_quickack_mode() {
+                return Some(self.make_ack());
+            }
+            if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + q.timeout());
+            }
+            return None;
+        }
         if had_hole || !self.delayed_ack {
             return Some(self.make_ack());
         }
@@ -91,7 +141,12 @@ impl Receiver {
     /// The delayed-ACK timer fired: send the held-back ACK, if one is still held.
     pub fn on_delack_timer(&mut self, now: Time) -> Option<Packet> {
         match self.delack_deadline {
-            Some(d) if d <= now => Some(self.make_ack()),
+            Some(d) if d <= now => {
+                if let Some(q) = &mut self.quickack {
+                    q.on_timer_fired();
+                }
+                Some(self.make_ack())
+            }
             _ => None,
         }
     }
@@ -107,7 +162,11 @@ impl Receiver {
 
     fn make_ack(&mut self) -> Packet {
         self.unacked_segments = 0;
+        self.unacked_bytes = 0;
         self.delack_deadline = None;
+        if let Some(q) = &mut self.quickack {
+            q.on_ack_sent();
+        }
         self.acks_sent += 1;
         let mut sack = [(0, 0); MAX_SACK_BLOCKS];
         let n = self.recent_blocks.len().min(MAX_SACK_BLOCKS);
@@ -193,5 +252,49 @@ mod tests {
         let ack = r.on_data(Time(1000), &s, DELACK).unwrap();
         assert_eq!(ack.tx_time, Time(777));
         assert!(ack.retx);
+    }
+
+    fn linux_receiver() -> Receiver {
+        let q = QuickAck::new(Duration::from_millis(40), Duration::from_secs(1), 64 << 20, MSS);
+        Receiver::new(0, true, MSS).with_linux_delayed_ack(q)
+    }
+
+    #[test]
+    fn linux_receiver_acks_the_first_16_segments_at_once_then_every_second() {
+        let mut r = linux_receiver();
+        let mut acks = Vec::new();
+        for k in 0..40u64 {
+            acks.push(r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK).is_some());
+        }
+        assert!(acks[..16].iter().all(|&a| a), "quick-ack mode at the start: {acks:?}");
+        assert_eq!(acks[16..], [false, true].repeat(12)[..], "then an ACK per two full segments");
+    }
+
+    #[test]
+    fn linux_receiver_holds_an_odd_segment_for_ato_and_inflates_it_when_the_timer_fires() {
+        let mut r = linux_receiver();
+        for k in 0..16u64 {
+            r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK).unwrap();
+        }
+        assert!(r.on_data(Time::from_millis(16), &seg(16 * MSS), DELACK).is_none());
+        assert_eq!(r.delack_deadline(), Some(Time::from_millis(56)), "ATO_MIN 40 ms, not the 100 ms timeout");
+        assert_eq!(r.on_delack_timer(Time::from_millis(56)).unwrap().seq, 17 * MSS);
+        assert!(r.on_data(Time::from_millis(300), &seg(17 * MSS), DELACK).is_none());
+        assert_eq!(r.delack_deadline(), Some(Time::from_millis(380)), "ATO doubled to 80 ms by the timer");
+    }
+
+    #[test]
+    fn linux_receiver_acks_out_of_order_at_once_and_requickacks_on_old_data() {
+        let mut r = linux_receiver();
+        for k in 0..16u64 {
+            r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK).unwrap();
+        }
+        let dup = r.on_data(Time::from_millis(20), &seg(17 * MSS), DELACK).expect("out of order: at once");
+        assert_eq!(dup.seq, 16 * MSS);
+        r.on_data(Time::from_millis(21), &seg(16 * MSS), DELACK).expect("fills the hole: at once");
+        assert!(r.on_data(Time::from_millis(22), &seg(18 * MSS), DELACK).is_none(), "delayed again");
+        r.on_data(Time::from_millis(23), &seg(3 * MSS), DELACK).expect("old data: at once");
+        assert!(r.on_data(Time::from_millis(24), &seg(19 * MSS), DELACK).is_some(), "quick-ack mode again");
+        assert!(r.on_data(Time::from_millis(25), &seg(20 * MSS), DELACK).is_some());
     }
 }

@@ -1,11 +1,13 @@
 //! RTT measurement of one connection.
 //!
 //! * The RFC 6298 estimator (SRTT, RTTVAR, RTO) with Karn's rule, exponential backoff and the
-//!   configured minimum and maximum.
+//!   configured minimum and maximum; or, with `rto_estimator = "linux"`, Linux's (`tcp::linux_rto`).
 //! * Raw per-ACK samples for the algorithms: lifetime minimum and maximum (never smoothed, never
 //!   decayed, as FreeBSD h_ertt) and per-round minimum and maximum.
 
 use std::time::Duration;
+
+use crate::tcp::linux_rto::LinuxRto;
 
 /// RFC 6298 retransmission-timer state.
 #[derive(Clone, Debug)]
@@ -23,6 +25,8 @@ pub struct RttEstimator {
     pub latest: Option<Duration>,
     pub min: Option<Duration>,
     pub max: Option<Duration>,
+    /// Linux's estimator state, when `rto_estimator = "linux"`.
+    linux: Option<LinuxRto>,
 }
 
 impl RttEstimator {
@@ -38,7 +42,13 @@ impl RttEstimator {
             latest: None,
             min: None,
             max: None,
+            linux: None,
         }
+    }
+
+    /// Computes the RTO as Linux does (`tcp::linux_rto`) instead of RFC 6298.
+    pub fn use_linux_rule(&mut self) {
+        self.linux = Some(LinuxRto::default());
     }
 
     /// Sets the clock granularity G (RFC 6298 section 2), 1 ms unless the scenario says otherwise.
@@ -55,7 +65,16 @@ impl RttEstimator {
 
     /// RFC 6298 section 2.2/2.3: folds a valid sample into SRTT/RTTVAR, recomputes RTO and, since
     /// the sample came from a segment that was not retransmitted (Karn), clears the backoff (5.7).
-    pub fn update_rto(&mut self, r: Duration) {
+    /// `snd_una` (after this ACK) and `snd_nxt` delimit Linux's rounds; RFC 6298 ignores them.
+    pub fn update_rto(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
+        if let Some(linux) = &mut self.linux {
+            let rto = linux.sample(r, snd_una, snd_nxt, self.min_rto);
+            self.srtt = Some(linux.srtt());
+            self.rttvar = linux.rttvar();
+            self.rto = rto.min(self.max_rto); // tcp_bound_rto; RTO >= SRTT + min RTO already
+            self.backoff = 0;
+            return;
+        }
         match self.srtt {
             None => {
                 self.srtt = Some(r);
@@ -96,11 +115,11 @@ mod tests {
     fn first_sample_then_smoothing_per_rfc6298() {
         let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
         assert_eq!(e.rto(), ms(1000), "initial RTO 1 s");
-        e.update_rto(ms(100));
+        e.update_rto(ms(100), 0, 0);
         assert_eq!(e.srtt, Some(ms(100)));
         assert_eq!(e.rttvar, ms(50));
         assert_eq!(e.rto(), ms(300), "100 + 4*50");
-        e.update_rto(ms(200));
+        e.update_rto(ms(200), 0, 0);
         // rttvar = 3/4*50 + 1/4*100 = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5; rto = 112.5 + 250 = 362.5
         assert_eq!(e.rttvar, Duration::from_micros(62_500));
         assert_eq!(e.srtt, Some(Duration::from_micros(112_500)));
@@ -110,7 +129,7 @@ mod tests {
     #[test]
     fn minimum_rto_applies_and_backoff_doubles_until_fresh_sample() {
         let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
-        e.update_rto(ms(10));
+        e.update_rto(ms(10), 0, 0);
         assert_eq!(e.rto(), ms(200), "clamped to min RTO");
         e.on_timeout();
         assert_eq!(e.rto(), ms(400));
@@ -120,7 +139,27 @@ mod tests {
             e.on_timeout();
         }
         assert_eq!(e.rto(), ms(60_000), "capped at max RTO");
-        e.update_rto(ms(10));
+        e.update_rto(ms(10), 0, 0);
         assert_eq!(e.rto(), ms(200), "a valid sample clears the backoff");
+    }
+
+    #[test]
+    fn linux_rule_keeps_min_rto_above_srtt_and_backs_off_the_same_way() {
+        let mut e = RttEstimator::new(ms(1000), ms(200), ms(120_000));
+        e.use_linux_rule();
+        assert_eq!(e.rto(), ms(1000), "initial RTO 1 s (TCP_TIMEOUT_INIT)");
+        e.update_rto(ms(10), 10, 20);
+        assert_eq!(e.rto(), ms(210), "10 ms + max(2*10 ms, 200 ms), not RFC 6298's clamp to 200 ms");
+        e.update_rto(ms(10), 30, 40);
+        assert_eq!(e.srtt, Some(ms(10)));
+        assert_eq!(e.rto(), ms(210));
+        e.on_timeout();
+        assert_eq!(e.rto(), ms(420));
+        for _ in 0..20 {
+            e.on_timeout();
+        }
+        assert_eq!(e.rto(), ms(120_000), "capped at TCP_RTO_MAX 120 s");
+        e.update_rto(ms(10), 50, 60);
+        assert_eq!(e.rto(), ms(210), "a valid sample clears the backoff");
     }
 }

@@ -44,6 +44,26 @@ impl Scoreboard {
         self.ranges.iter().map(|&(a, b)| b.min(to).saturating_sub(a.max(from))).sum()
     }
 
+    /// The parts of [start, end) not SACKed yet, in order (what a new block newly reports).
+    pub fn uncovered(&self, start: u64, end: u64, out: &mut Vec<(u64, u64)>) {
+        let mut from = start;
+        for &(a, b) in &self.ranges {
+            if b <= from {
+                continue;
+            }
+            if a >= end {
+                break;
+            }
+            if a > from {
+                out.push((from, a));
+            }
+            from = from.max(b);
+        }
+        if from < end {
+            out.push((from, end));
+        }
+    }
+
     /// If `seq` lies in a SACKed range, the end of that range.
     pub fn sacked_until(&self, seq: u64) -> Option<u64> {
         self.ranges.iter().find(|&&(a, b)| a <= seq && seq < b).map(|&(_, b)| b)
@@ -87,6 +107,19 @@ mod tests {
         assert_eq!(sb.total(), 1500);
         assert_eq!(sb.sacked_until(5000), Some(6000));
         assert_eq!(sb.sacked_until(4000), None);
+    }
+
+    #[test]
+    fn uncovered_parts_of_a_block() {
+        let mut sb = Scoreboard::default();
+        sb.add(3000, 4000, 0);
+        sb.add(6000, 7000, 0);
+        let mut out = Vec::new();
+        sb.uncovered(2000, 8000, &mut out);
+        assert_eq!(out, vec![(2000, 3000), (4000, 6000), (7000, 8000)]);
+        out.clear();
+        sb.uncovered(3000, 4000, &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

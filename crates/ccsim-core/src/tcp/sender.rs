@@ -42,6 +42,16 @@
 //! * `ssthresh_whole_packets` (ns-2 `slowdown`: `ssthresh_ = (int) halfwin`, at least 2): the new
 //!   ssthresh is rounded down to whole segments, cwnd keeps the unrounded value.
 //! * `sack_recovery = ns2_sack1`: ns-2's Sack1 recovery instead of RFC 6675 (`tcp/ns2_sack1.rs`).
+//!
+//! Linux mechanisms behind `TcpConfig` knobs (docs/linux-tcp.md), each in its own module:
+//! * `slow_start_rule = "linux"`: the window's slow-start rule (`ccsim_cc::SlowStartRule`).
+//! * `rto_estimator = "linux"`: Linux's RTO arithmetic (`tcp::linux_rto`).
+//! * `recovery_window = "prr"`: the window during SACK recovery from PRR, RFC 6937 (`tcp::prr`).
+//! * `loss_detection = "rack_tlp"` (with SACK): RACK marks lost segments instead of the duplicate-ACK
+//!   rule and IsLost(), and the tail loss probe precedes the RTO (`tcp::rack`, `tcp::tlp`). Recovery
+//!   then retransmits the segments RACK marked, in order, and sends new data (no NextSeg() rule 3),
+//!   with pipe = FlightSize - SACKed - marked lost and not retransmitted (Linux
+//!   `tcp_packets_in_flight`, `tcp_xmit_retransmit_queue`).
 
 use std::time::Duration;
 
@@ -50,11 +60,14 @@ use ccsim_cc::{
 };
 
 use crate::packet::Packet;
-use crate::scenario::{RtoEstimator, SackRecovery, TcpConfig};
+use crate::scenario::{LossDetection, RecoveryWindow, RtoEstimator, SackRecovery, TcpConfig};
 use crate::tcp::ns2_sack1::{self, Ns2Sack1};
+use crate::tcp::prr::Prr;
+use crate::tcp::rack::{DetectContext, Rack};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::rtt_ns2::Ns2Rto;
 use crate::tcp::scoreboard::Scoreboard;
+use crate::tcp::tlp::{ProbeAck, ProbeContext, Tlp};
 
 /// Cumulative counters of one sender.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -67,6 +80,8 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub rounds: u64,
+    /// Tail loss probes sent (RACK-TLP).
+    pub loss_probes: u64,
 }
 
 /// Marked-packet round tracking (FreeBSD h_ertt).
@@ -132,6 +147,13 @@ pub struct Sender {
     dlyack_guess: u8,
     latest_rtt: Option<Duration>,
     stats: SenderStats,
+    min_rto: Duration,
+    /// `recovery_window = "prr"`; `prr` holds the state while a SACK recovery runs.
+    prr_on: bool,
+    prr: Option<Prr>,
+    /// RACK and the tail loss probe, when `loss_detection = "rack_tlp"` and SACK is on.
+    rack: Option<Rack>,
+    tlp: Option<Tlp>,
 }
 
 impl Sender {
@@ -148,7 +170,17 @@ impl Sender {
         let ns2_rto = match cfg.rto_estimator {
             RtoEstimator::Rfc6298 => None,
             RtoEstimator::Ns2 => Some(Ns2Rto::new(initial_rto, min_rto, max_rto, granularity)),
+            RtoEstimator::Linux => {
+                rtt.use_linux_rule();
+                None
+            }
         };
+        let mut w = crate::tcp::startup::initial_window(cfg);
+        w.slow_start = match cfg.slow_start_rule {
+            crate::scenario::SlowStartRule::Freebsd => ccsim_cc::SlowStartRule::Freebsd,
+            crate::scenario::SlowStartRule::Linux => ccsim_cc::SlowStartRule::Linux,
+        };
+        let rack_tlp = cfg.sack && cfg.loss_detection == LossDetection::RackTlp && cfg.sack_recovery == SackRecovery::Rfc6675;
         Sender {
             flow,
             mss,
@@ -158,7 +190,7 @@ impl Sender {
             limited_transmit: cfg.limited_transmit,
             rwnd: cfg.rwnd_bytes,
             cc,
-            w: crate::tcp::startup::initial_window(cfg),
+            w,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -188,6 +220,11 @@ impl Sender {
             dlyack_guess: 0,
             latest_rtt: None,
             stats: SenderStats::default(),
+            min_rto: Duration::from_nanos(cfg.min_rto_ns),
+            prr_on: cfg.recovery_window == RecoveryWindow::Prr,
+            prr: None,
+            rack: rack_tlp.then(|| Rack::new(mss)),
+            tlp: rack_tlp.then(Tlp::default),
         }
     }
 
@@ -208,6 +245,7 @@ impl Sender {
         self.round.started = now;
         self.cc.cwnd_event(&mut self.w, now, CwndEvent::TxStart); // Linux tcp_event_data_sent
         self.try_send(now, out);
+        self.schedule_loss_probe(now, false);
     }
 
     /// The application stops offering new data; what was sent is still delivered reliably.
@@ -230,7 +268,11 @@ impl Sender {
         if nothing_in_flight {
             self.cc.cwnd_event(&mut self.w, now, CwndEvent::TxStart); // Linux tcp_event_data_sent
         }
+        let snd_max = self.snd_max;
         self.try_send(now, out);
+        if self.snd_max > snd_max {
+            self.schedule_loss_probe(now, false);
+        }
     }
 
     /// A rate-limited application (`sim/app_rate.rs`) has written its data up to sequence `end`:
@@ -257,6 +299,10 @@ impl Sender {
 
     /// RFC 6675 pipe: unSACKed bytes not deemed lost, plus retransmitted unSACKed bytes.
     pub fn pipe(&self) -> u64 {
+        if let Some(rack) = &self.rack {
+            // RACK's marks instead of IsLost(); retransmitted marked segments count again.
+            return (self.snd_max - self.snd_una).saturating_sub(self.scoreboard.total() + rack.lost_bytes());
+        }
         let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
         // Segments are MSS-aligned, so the lost ones are exactly those below this boundary.
         let lost_end = (x / self.mss * self.mss).clamp(self.snd_una, self.snd_max);
@@ -349,6 +395,12 @@ impl Sender {
         }
         self.snd_max = self.snd_max.max(seq + len);
         self.last_send = Some(now);
+        if let Some(rack) = &mut self.rack {
+            rack.on_send(now, seq, len);
+        }
+        if let Some(prr) = &mut self.prr {
+            prr.on_sent(len); // RFC 6937 prr_out
+        }
         if self.round.marker.is_none() {
             self.round.marker = Some(seq + len);
         }
@@ -364,6 +416,10 @@ impl Sender {
 
     /// RFC 6675 NextSeg(): the next segment to send during SACK recovery, and whether it is new data.
     fn next_seg(&self) -> Option<u64> {
+        if let Some(rack) = &self.rack {
+            // Linux tcp_xmit_retransmit_queue: the segments RACK marked lost, in order; then new data.
+            return rack.first_lost().or(self.new_data_allowed().then_some(self.snd_max));
+        }
         let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
         let highest = self.scoreboard.highest().unwrap_or(self.snd_una);
         let mut s = self.high_rxt.max(self.snd_una);
@@ -494,6 +550,7 @@ impl Sender {
             srtt: self.srtt(),
         };
         let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev).max(self.mss);
+        let prior_cwnd = self.w.cwnd_bytes;
         let cwnd = self.store_ssthresh(ssthresh);
         self.w.set_cwnd(cwnd);
         if let Some(ns2) = &mut self.ns2_rto {
@@ -505,14 +562,23 @@ impl Sender {
             let outstanding_pkts = self.flight_size().div_ceil(self.mss);
             self.ns2_sack1 = Some(Ns2Sack1::enter(outstanding_pkts, self.dupthresh));
         }
-        // Retransmit the first unacknowledged segment (RFC 5681 3.2 step 2 / RFC 6675 step 4.3).
-        let seq = self.snd_una;
+        if self.prr_on && self.sack && !self.ns2_sack1_recovery {
+            self.prr = Some(Prr::start(prior_cwnd, self.w.ssthresh_bytes)); // Linux tcp_init_cwnd_reduction
+        }
+        if let Some(tlp) = &mut self.tlp {
+            tlp.reset();
+        }
+        // Retransmit the first unacknowledged segment (RFC 5681 3.2 step 2 / RFC 6675 step 4.3), or
+        // with RACK the first one it marked lost.
+        let seq = self.rack.as_ref().and_then(Rack::first_lost).unwrap_or(self.snd_una);
         let len = self.send_segment(now, seq, out);
         self.high_rxt = seq + len;
         if !self.sack {
             self.inflation = self.dupthresh as i64 * self.mss as i64; // cwnd = ssthresh + 3*SMSS
         }
-        self.try_send(now, out);
+        if self.prr.is_none() {
+            self.try_send(now, out); // with PRR the ACK's own window comes first
+        }
     }
 
     /// Handles an arriving ACK; packets to send are pushed to `out`. Returns the ACK's RTT sample.
@@ -528,10 +594,18 @@ impl Sender {
         // Karn: no sample when the echoed segment was a retransmission.
         let karn_sample = if !ack.retx && ack.tx_time <= now { Some(now - ack.tx_time) } else { None };
         let newly_acked = ackno - self.snd_una;
+        let delivered_before = self.delivered();
+        let lost_bound_before = if self.prr_on { self.scoreboard.lost_bound(self.dupthresh, self.mss) } else { 0 };
+        let snd_max_before = self.snd_max;
         let mut newly_sacked = 0;
+        let mut rack_sacked = Vec::new();
         if self.sack {
             for &(a, b) in ack.sack_blocks() {
-                newly_sacked += self.scoreboard.add(a, b.min(self.snd_max), ackno);
+                let b = b.min(self.snd_max);
+                if self.rack.is_some() {
+                    self.scoreboard.uncovered(a.max(ackno), b, &mut rack_sacked);
+                }
+                newly_sacked += self.scoreboard.add(a, b, ackno);
             }
         }
         // The algorithms' sample also skips ACKs that were probably held by the receiver's delayed-ACK
@@ -552,6 +626,21 @@ impl Sender {
         let was_in_recovery = self.in_fast_recovery;
         let is_dupack = newly_acked == 0 && self.snd_max > self.snd_una;
         let mut exit = None;
+        // RACK learns what was delivered (cumulatively first, then the new SACK blocks in order), and
+        // the tail loss probe whether its episode ended (Linux tcp_clean_rtx_queue, tcp_sacktag_one,
+        // tcp_process_tlp_ack).
+        if let Some(rack) = &mut self.rack {
+            if newly_acked > 0 {
+                rack.on_cum_ack(now, ackno, ack.tx_time, self.rtt.min);
+            }
+            rack_sacked.sort_unstable();
+            for &(a, b) in &rack_sacked {
+                rack.on_sacked(now, a, b, self.rtt.min);
+            }
+        }
+        if self.tlp.as_mut().is_some_and(|t| t.on_ack(ackno, newly_acked > 0, newly_sacked > 0) == ProbeAck::LossRepaired) {
+            exit = Some(self.reduce_after_loss_probe(now));
+        }
 
         if newly_acked > 0 {
             match &mut self.ns2_rto {
@@ -560,7 +649,7 @@ impl Sender {
                 }
                 None => {
                     if let Some(r) = karn_sample {
-                        self.rtt.update_rto(r);
+                        self.rtt.update_rto(r, ackno, self.snd_max);
                     }
                 }
             }
@@ -576,6 +665,7 @@ impl Sender {
                     self.in_fast_recovery = false;
                     self.ns2_sack1 = None;
                     self.inflation = 0;
+                    self.prr = None;
                     exit = Some(RecoveryExit { now, bytes_in_flight: self.flight_size(), after_timeout: false });
                 } else if !self.sack {
                     // Partial ACK (RFC 6582 step 5).
@@ -607,11 +697,24 @@ impl Sender {
                 let sack_says_lost = self.sack
                     && self.scoreboard.lost_bound(self.dupthresh, self.mss) >= self.snd_una + self.seg_len(self.snd_una);
                 // RFC 6582 3.2 step 1: a new fast retransmit only once `recover` has been acked.
-                if (self.dupacks >= self.dupthresh || sack_says_lost) && self.snd_una >= self.recover {
+                if self.rack.is_none() && (self.dupacks >= self.dupthresh || sack_says_lost) && self.snd_una >= self.recover {
                     self.enter_fast_recovery(now, out);
                 }
             }
         }
+        // RACK: loss detection on this ACK, and recovery once a segment is marked lost (Linux
+        // tcp_identify_packet_loss, tcp_time_to_recover "the loss is proven").
+        let cx = self.rack_context(now);
+        let newly_lost = match &mut self.rack {
+            Some(rack) => {
+                let marked = rack.on_ack_detect(&cx) > 0;
+                if !self.in_fast_recovery && rack.lost_bytes() > 0 && self.snd_una >= self.recover {
+                    self.enter_fast_recovery(now, out);
+                }
+                marked
+            }
+            None => self.prr_on && self.scoreboard.lost_bound(self.dupthresh, self.mss) > lost_bound_before,
+        };
 
         // The algorithm sees the round first (if this ACK ended it), then the ACK, then the exit.
         if self.round.marker.is_some_and(|m| self.snd_una >= m) {
@@ -653,9 +756,138 @@ impl Sender {
                 self.cc.cwnd_event(&mut self.w, now, CwndEvent::CompleteCwr); // Linux tcp_end_cwnd_reduction
             }
         }
+        // PRR sets the window of every ACK in SACK recovery (Linux tcp_cong_control ->
+        // tcp_cwnd_reduction), after the algorithm has seen the ACK.
+        if self.in_fast_recovery && self.prr.is_some() {
+            let (delivered, pipe) = (self.delivered() - delivered_before, self.pipe());
+            if let Some(cwnd) = self.prr.as_mut().and_then(|p| p.on_ack(delivered, pipe, newly_acked > 0, newly_lost, self.mss)) {
+                self.w.set_cwnd(cwnd);
+            }
+        }
         self.w.cwnd_bytes = self.w.cwnd_bytes.max(self.mss);
         self.try_send(now, out);
+        if newly_acked > 0 || self.snd_max > snd_max_before {
+            self.schedule_loss_probe(now, newly_acked > 0); // Linux tcp_set_xmit_timer, tcp_write_xmit
+        }
         rtt_sample
+    }
+
+    /// A retransmitted tail loss probe repaired a loss (Linux `tcp_process_tlp_ack`): one window
+    /// reduction, entered and left at once (CWR), reported to the algorithm as a loss detected without
+    /// a timeout and a completed recovery. Returns the recovery exit to report after the ACK.
+    fn reduce_after_loss_probe(&mut self, now: Time) -> RecoveryExit {
+        let flight = self.in_flight();
+        let ev = LossEvent { now, kind: LossKind::FastRetransmit, bytes_in_flight: flight, pipe_bytes: if self.sack { self.pipe() } else { flight }, min_rtt: self.rtt.min, srtt: self.srtt() };
+        let ssthresh = self.cc.ssthresh_after_loss(&self.w, &ev).max(self.mss);
+        let cwnd = self.store_ssthresh(ssthresh);
+        self.w.set_cwnd(cwnd); // tcp_end_cwnd_reduction
+        RecoveryExit { now, bytes_in_flight: flight, after_timeout: false }
+    }
+
+    /// What RACK's loss detection needs from the machine.
+    fn rack_context(&self, now: Time) -> DetectContext {
+        DetectContext {
+            now,
+            in_recovery: self.in_fast_recovery || self.in_rto_recovery,
+            dupthresh: self.dupthresh,
+            min_rtt: self.rtt.min,
+            srtt: self.srtt(),
+        }
+    }
+
+    /// Arms the tail loss probe or, when the connection is not in the open state, disarms it (Linux
+    /// `tcp_schedule_loss_probe`). `advancing`: an ACK of new data restarts the RTO from now.
+    fn schedule_loss_probe(&mut self, now: Time, advancing: bool) {
+        if self.tlp.is_none() {
+            return;
+        }
+        let rto_in = match (advancing, self.rto_deadline) {
+            (false, Some(d)) => d.saturating_since(now),
+            _ => self.rto(),
+        };
+        let open = !self.in_fast_recovery
+            && !self.in_rto_recovery
+            && self.scoreboard.is_empty()
+            && self.rack.as_ref().map_or(true, |r| r.lost_bytes() == 0);
+        let cx = ProbeContext {
+            now,
+            srtt: self.srtt(),
+            segments_out: (self.snd_max - self.snd_una).div_ceil(self.mss),
+            min_rto: self.min_rto,
+            rto_in,
+            open,
+        };
+        if let Some(tlp) = &mut self.tlp {
+            tlp.schedule(&cx);
+        }
+    }
+
+    /// The probe timeout fired (Linux `tcp_send_loss_probe`): new data if the application and the
+    /// receiver window allow, cwnd notwithstanding, else the highest-sequence segment again; then the
+    /// RTO restarts from the probe.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let allowed = self.tlp.as_mut().is_some_and(Tlp::fire);
+        if !allowed || self.snd_una >= self.snd_max {
+            return; // an episode is open: the RTO keeps running
+        }
+        let new_data = self.snd_nxt == self.snd_max
+            && self.snd_max < self.app_end
+            && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd;
+        let seq = if new_data { self.snd_max } else { (self.snd_max - 1) / self.mss * self.mss };
+        self.send_segment(now, seq, out);
+        self.snd_nxt = self.snd_nxt.max(self.snd_max);
+        if let Some(tlp) = &mut self.tlp {
+            tlp.probe_sent(self.snd_max, !new_data);
+        }
+        self.stats.loss_probes += 1;
+        self.rto_deadline = Some(now + self.rto());
+    }
+
+    /// RACK's reordering timer fired (Linux `tcp_rack_reo_timeout`): mark what is now overdue, start
+    /// recovery if needed (PRR counts one delivered segment, as Linux), and retransmit.
+    fn on_reorder_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let cx = self.rack_context(now);
+        let Some(rack) = &mut self.rack else { return };
+        if rack.on_reo_timeout(&cx) == 0 {
+            return;
+        }
+        if !self.in_fast_recovery {
+            if self.snd_una < self.recover {
+                return; // recovery after an RTO: go-back-N covers it
+            }
+            self.enter_fast_recovery(now, out);
+            let pipe = self.pipe();
+            if let Some(cwnd) = self.prr.as_mut().and_then(|p| p.on_ack(self.mss, pipe, false, false, self.mss)) {
+                self.w.set_cwnd(cwnd);
+            }
+        }
+        self.try_send(now, out);
+    }
+
+    /// When the retransmission timer fires next: the RTO, and with RACK-TLP the probe and reordering
+    /// timeouts it also carries (Linux `icsk_retransmit_timer` with `ICSK_TIME_LOSS_PROBE` and
+    /// `ICSK_TIME_REO_TIMEOUT`).
+    pub fn timer_deadline(&self) -> Option<Time> {
+        [self.rto_deadline, self.tlp.as_ref().and_then(Tlp::deadline), self.rack.as_ref().and_then(Rack::reo_deadline)]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The retransmission timer fired: the earliest due of probe, reordering timeout and RTO (a probe
+    /// or reordering timeout due at the same time as the RTO goes first, as it replaces the RTO in
+    /// Linux's single timer).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let due = |d: Option<Time>| d.filter(|&d| d <= now);
+        let tlp = due(self.tlp.as_ref().and_then(Tlp::deadline));
+        let reo = due(self.rack.as_ref().and_then(Rack::reo_deadline));
+        let rto = due(self.rto_deadline);
+        match [tlp, reo, rto].into_iter().flatten().min() {
+            None => {}
+            Some(t) if tlp == Some(t) => self.send_loss_probe(now, out),
+            Some(t) if reo == Some(t) => self.on_reorder_timeout(now, out),
+            Some(_) => self.on_rto(now, out),
+        }
     }
 
     /// Bytes the receiver is known to hold: cumulatively acked plus SACKed.
@@ -698,6 +930,13 @@ impl Sender {
         self.limited_transmit_bytes = 0;
         self.recover = self.snd_max;
         self.scoreboard.clear();
+        self.prr = None;
+        if let Some(rack) = &mut self.rack {
+            rack.on_rto();
+        }
+        if let Some(tlp) = &mut self.tlp {
+            tlp.reset();
+        }
         self.high_rxt = self.snd_una;
         self.snd_nxt = self.snd_una;
         self.rto_deadline = Some(now + self.rto());
@@ -748,9 +987,14 @@ impl Sender {
         self.snd_max
     }
 
-    /// When the retransmission timer fires, if it runs.
+    /// When the RTO fires, if it runs (see `timer_deadline` for the timer that carries it).
     pub fn rto_deadline(&self) -> Option<Time> {
         self.rto_deadline
+    }
+
+    /// Segments RACK has marked lost (0 without RACK).
+    pub fn rack_marked_lost(&self) -> u64 {
+        self.rack.as_ref().map_or(0, Rack::marked_lost_total)
     }
 }
 
@@ -1119,5 +1363,159 @@ mod tests {
         assert_eq!(retx, vec![2 * MSS], "only the holes are retransmitted");
         assert!(out.iter().any(|p| !p.retx && p.seq == 12 * MSS), "new data once pipe allows");
         assert!(s.pipe() <= s.w.cwnd_bytes, "sending stops when pipe reaches cwnd");
+    }
+
+    // ---- Linux mechanisms (docs/linux-tcp.md) ----
+
+    use crate::scenario::{LossDetection, RecoveryWindow, SlowStartRule};
+
+    fn sender_with(c: TcpConfig, bytes: Option<u64>) -> (Sender, Vec<Packet>) {
+        let cc = ccsim_cc::build("newreno", &ParamMap::new(), &Sender::cc_init(&c, Rng::new(1, 1))).unwrap();
+        let mut s = Sender::new(0, &c, cc, bytes);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        (s, out)
+    }
+
+    fn sack_ack(cum: u64, blocks: &[(u64, u64)], echo_ms: u64, retx: bool) -> Packet {
+        let mut a = ack(cum, echo_ms, retx);
+        a.n_sack = blocks.len() as u8;
+        a.sack[..blocks.len()].copy_from_slice(blocks);
+        a
+    }
+
+    /// IW 20, SACK, limited transmit off; segment 0 lost and the others SACKed one per ACK from
+    /// 40 ms. Returns the segments sent in reply to each ACK after the one that starts recovery.
+    fn sends_per_ack_in_recovery(window: RecoveryWindow) -> Vec<usize> {
+        let c = TcpConfig { initial_window_pkts: 20, limited_transmit: false, recovery_window: window, ..cfg(true) };
+        let (mut s, _) = sender_with(c, None);
+        let mut out = Vec::new();
+        let mut per_ack = Vec::new();
+        for k in 1..20 {
+            out.clear();
+            s.on_ack(at(40 + k), &sack_ack(0, &[(MSS, (k + 1) * MSS)], 0, false), &mut out);
+            if k == 3 {
+                assert!(s.in_fast_recovery, "third SACKed segment: IsLost(0)");
+                assert_eq!(s.w.ssthresh_bytes, 10 * MSS);
+                assert_eq!(seqs(&out), vec![(0, true)], "only the fast retransmission");
+            } else if k > 3 {
+                per_ack.push(out.len());
+            }
+        }
+        per_ack
+    }
+
+    #[test]
+    fn prr_spreads_the_reduction_one_segment_per_two_delivered() {
+        // RFC 6937: with RecoverFS = 20 (cwnd before) and ssthresh 10, sndcnt = CEIL(10 * delivered /
+        // 20) - prr_out: after the retransmission on the entering ACK, a new segment on every second
+        // SACK. RFC 6675 sets cwnd = ssthresh = 10 at once and sends nothing until pipe < 10.
+        let prr = sends_per_ack_in_recovery(RecoveryWindow::Prr);
+        assert_eq!(prr[..8], [0, 1, 0, 1, 0, 1, 0, 1]);
+        // RFC 6675: pipe is 17 segments at entry (19 unSACKed less the lost one plus its
+        // retransmission), so the first new segment waits for the eighth ACK (pipe 9 < cwnd 10).
+        let rfc6675 = sends_per_ack_in_recovery(RecoveryWindow::Rfc6675);
+        assert_eq!(rfc6675[..8], [0, 0, 0, 0, 0, 0, 0, 1]);
+    }
+
+    fn rack_cfg(rack: bool) -> TcpConfig {
+        let loss_detection = if rack { LossDetection::RackTlp } else { LossDetection::Dupack };
+        TcpConfig { loss_detection, limited_transmit: false, ..cfg(true) }
+    }
+
+    #[test]
+    fn rack_marks_a_segment_lost_after_the_reordering_window_without_three_dupacks() {
+        // A 10-segment transfer sent at t = 0; segment 1 lost. The ACK of segment 0 at 40 ms gives
+        // SRTT = min_RTT = 40 ms; one SACK (segment 2) at 41 ms is a single duplicate ACK.
+        for rack in [true, false] {
+            let (mut s, _) = sender_with(rack_cfg(rack), Some(10 * MSS));
+            let mut out = Vec::new();
+            s.on_ack(at(40), &ack(MSS, 0, false), &mut out);
+            s.on_ack(at(41), &sack_ack(MSS, &[(2 * MSS, 3 * MSS)], 0, false), &mut out);
+            assert!(!s.in_fast_recovery);
+            if rack {
+                // RACK.rtt 41 ms + reo_wnd min(40/4, 40) = 10 ms after segment 1's send: 51 ms, + 2 ms.
+                assert_eq!(s.timer_deadline(), Some(at(53)));
+                out.clear();
+                s.on_timer(at(53), &mut out);
+                assert!(s.in_fast_recovery);
+                assert_eq!(seqs(&out), vec![(MSS, true)], "segment 1 retransmitted at the reordering timeout");
+                assert_eq!((s.stats.fast_retransmits, s.stats.timeouts), (1, 0));
+                assert_eq!(s.rack_marked_lost(), 1);
+            } else {
+                // The duplicate-ACK rule waits for two more duplicate ACKs or the RTO.
+                assert_eq!(s.timer_deadline(), s.rto_deadline());
+                assert_eq!(s.timer_deadline(), Some(at(240)));
+            }
+        }
+    }
+
+    #[test]
+    fn rack_retransmits_a_lost_retransmission_without_waiting_for_the_rto() {
+        let (mut s, _) = sender_with(rack_cfg(true), None);
+        let mut out = Vec::new();
+        s.on_ack(at(40), &ack(MSS, 0, false), &mut out); // segment 0: SRTT 40; cwnd 11, 2 new segments
+        // Segment 1 lost: SACKs of 2, 3, 4 (sent at 0) -> reo_wnd 0 at the third: recovery.
+        for k in 2..5 {
+            s.on_ack(at(39 + k), &sack_ack(MSS, &[(2 * MSS, (k + 1) * MSS)], 0, false), &mut out);
+        }
+        assert!(s.in_fast_recovery);
+        assert_eq!(s.stats.retransmits, 1);
+        // The retransmission (sent at 43 ms) is lost as well. More SACKs bring pipe below cwnd and new
+        // segments go out after it; once one of those is SACKed, 40 ms later, RACK finds the
+        // retransmission overdue and sends it again, long before the RTO (240 ms).
+        out.clear();
+        for k in 5..12 {
+            s.on_ack(at(39 + k), &sack_ack(MSS, &[(2 * MSS, (k + 1) * MSS)], 0, false), &mut out);
+        }
+        assert_eq!(s.stats.retransmits, 1);
+        let later = out.iter().find(|p| !p.retx && p.seq >= 12 * MSS).expect("new data after the retransmission");
+        let (seq, sent_ms) = (later.seq, later.tx_time.0 / 1_000_000);
+        assert!(sent_ms > 43);
+        s.on_ack(at(sent_ms + 40), &sack_ack(MSS, &[(2 * MSS, seq + MSS)], sent_ms, false), &mut out);
+        assert_eq!(s.stats.retransmits, 2, "lost retransmission detected by RACK");
+        assert_eq!(s.stats.timeouts, 0);
+        assert!(out.iter().any(|p| p.seq == MSS && p.retx && p.tx_time == at(sent_ms + 40)));
+    }
+
+    #[test]
+    fn tail_loss_probe_recovers_the_last_two_segments_without_a_timeout() {
+        // Ten segments at t = 0; the last two are lost. The ACK of 0..7 at 40 ms arms the probe:
+        // PTO = 2 * SRTT + 2 ms = 82 ms (< RTO 200 ms).
+        for rack in [true, false] {
+            let (mut s, _) = sender_with(rack_cfg(rack), Some(10 * MSS));
+            let mut out = Vec::new();
+            s.on_ack(at(40), &ack(8 * MSS, 0, false), &mut out);
+            if !rack {
+                assert_eq!(s.timer_deadline(), Some(at(240)), "without TLP only the RTO is left");
+                continue;
+            }
+            assert_eq!(s.timer_deadline(), Some(at(122)));
+            s.on_timer(at(122), &mut out);
+            assert_eq!(seqs(&out), vec![(9 * MSS, true)], "the probe: the highest segment again");
+            assert_eq!(s.stats.loss_probes, 1);
+            assert_eq!(s.rto_deadline(), Some(at(322)), "RTO restarted from the probe");
+            // The probe's SACK shows segment 8 missing; RACK marks it (sent at 0, RACK.rtt 40 ms).
+            out.clear();
+            s.on_ack(at(162), &sack_ack(8 * MSS, &[(9 * MSS, 10 * MSS)], 122, true), &mut out);
+            assert!(s.in_fast_recovery);
+            assert_eq!(seqs(&out), vec![(8 * MSS, true)]);
+            s.on_ack(at(202), &ack(10 * MSS, 162, true), &mut out);
+            assert!(s.done());
+            assert_eq!((s.stats.timeouts, s.stats.fast_retransmits), (0, 1));
+        }
+    }
+
+    #[test]
+    fn linux_knobs_reach_the_window_and_the_rto() {
+        let c = TcpConfig { slow_start_rule: SlowStartRule::Linux, rto_estimator: crate::scenario::RtoEstimator::Linux, ..cfg(true) };
+        let (mut s, _) = sender_with(c, None);
+        assert_eq!(s.w.slow_start, ccsim_cc::SlowStartRule::Linux);
+        let mut out = Vec::new();
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        assert_eq!(s.rtt.rto(), Duration::from_millis(240), "SRTT 40 ms + max(2 * 40 ms, min RTO 200 ms)");
+        let (mut s, _) = sender(true);
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        assert_eq!(s.rtt.rto(), Duration::from_millis(200), "RFC 6298: max(200 ms, 40 + 4 * 20 ms)");
     }
 }
