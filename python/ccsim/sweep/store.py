@@ -14,13 +14,16 @@ order or on where the runs executed.
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ccsim.budget import DEFAULT_BUDGET
 from ccsim.errors import CcsimError, OutputExistsError
 from ccsim.files import read_json, read_record
 from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
@@ -193,8 +196,14 @@ def load_sweep(directory: str | Path) -> SweepResult:
     """Reads a sweep directory written by :func:`run_sweep`."""
     directory = Path(directory)
     meta_path, meta = read_record(directory, SWEEP_FILE, "plan", "sweep")
+    # The runs are done, so their cost is not checked again; the plan's size is (a sweep.json is shared
+    # like a plan, so its grid may not expand to more runs than it records, bounded by the file's size).
+    runs = meta.get("runs")
+    budget = replace(DEFAULT_BUDGET, max_events=math.inf, max_memory_bytes=math.inf,
+                     max_sweep_runs=max(DEFAULT_BUDGET.max_sweep_runs, len(runs) if isinstance(runs, list) else 0))
     try:  # a sweep.json is shared like a plan: its base may not name a file outside the directory
-        plan = SweepPlan.from_dict(meta["plan"], base_dir=directory, source=meta.get("source"), allow_outside_paths=False)
+        plan = SweepPlan.from_dict(meta["plan"], base_dir=directory, source=meta.get("source"), allow_outside_paths=False,
+                                   budget=budget)
     except RecursionError:
         raise CcsimError(f"{meta_path}: plan: nested too deeply") from None
     tables = {}

@@ -5,9 +5,10 @@
 //! emitting), `web.rs` (web transfers), `transport.rs` (packets along routes to the ends),
 //! `timers.rs` (the TCP timer events), `recorder.rs` (the measurement window, the per-interval
 //! series and the run statistics), `summary.rs` and `output.rs` (the results), `conservation.rs`
-//! (the end-of-run check).
+//! (the end-of-run check), `cost.rs` (what a run will cost, estimated before it starts).
 
 mod conservation;
+mod cost;
 mod flow;
 mod output;
 mod params;
@@ -21,6 +22,9 @@ mod traffic;
 mod transport;
 mod web;
 
+pub use cost::{Cost, Driver, MemoryLimit};
+
+use crate::sim::cost::MemoryMeter;
 pub use output::{RunOutput, RunStats};
 pub use summary::jain_index;
 
@@ -51,6 +55,8 @@ pub struct Simulation {
     recorder: Recorder,
     /// The error that ended the run early, if one did: every later call reports it again.
     failed: Option<SimError>,
+    /// The memory the run may take as it grows, and what it holds (`cost.rs`).
+    meter: MemoryMeter,
 }
 
 impl Simulation {
@@ -81,6 +87,7 @@ impl Simulation {
             out: Vec::with_capacity(64),
             recorder,
             failed: None,
+            meter: MemoryMeter::default(),
         };
         sim.schedule_first_events();
         Ok(sim)
@@ -129,8 +136,11 @@ impl Simulation {
             self.now = time;
             self.recorder.stats.events += 1;
             if let Err(e) = self.handle(event) {
-                self.failed = Some(e.clone());
-                return Err(e);
+                self.failed = Some(e);
+            }
+            // A handler that cannot return an error (a link out of memory) leaves it in `failed`.
+            if let Some(e) = &self.failed {
+                return Err(e.clone());
             }
         }
         self.now = self.now.max(t);
@@ -154,6 +164,17 @@ impl Simulation {
 
     fn on_sample(&mut self) {
         self.recorder.sample(self.now, &mut self.flows, &mut self.links);
+        if self.recorder.out_of_memory() {
+            let samples = self.now.as_nanos() / self.recorder.sample_interval().as_nanos().max(1) as u64;
+            self.failed = Some(SimError::Resources(format!(
+                "the per-interval series could not grow after {samples} samples (raise run.sample_interval or shorten the run)"
+            )));
+            return;
+        }
+        if let Err(e) = self.check_memory(true) {
+            self.failed = Some(e);
+            return;
+        }
         let next = self.now + self.recorder.sample_interval();
         if next <= self.end {
             self.events.schedule(next, Event::Sample);
