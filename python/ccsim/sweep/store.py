@@ -153,9 +153,7 @@ def write_part(parts: Path, run: SweepRun, output: dict[str, Any]) -> None:
         "run": _nest(run_table),
     })
     final = part_path(parts, run)
-    tmp = parts / f".{final.stem}.{os.getpid()}.tmp"
-    pq.write_table(table, tmp, **_PARQUET_OPTIONS)
-    os.replace(tmp, final)
+    _write_table(table, final)
     record_files(parts.parent, [f"{PARTS_DIR}/{final.name}"])
 
 
@@ -324,12 +322,20 @@ def summarize(plan: SweepPlan, tables: dict[str, Any]) -> Any:
 
 
 def _write_table(table: Any, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table.replace_schema_metadata(None), tmp, **_PARQUET_OPTIONS)
-    os.replace(tmp, path)
+    _atomic_write(path, lambda tmp: pq.write_table(table.replace_schema_metadata(None), tmp, **_PARQUET_OPTIONS))
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
+    """``write`` into a hidden temporary file next to ``path``, then rename it into place; a failure
+    (a full disk) removes the temporary file and is one line naming ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise CcsimError(f"{path}: cannot write ({e.strerror or e}); the finished runs are kept, rerun with --resume") from None
