@@ -118,14 +118,15 @@ def check(cost: Estimate, scenario: "Scenario", budget: Budget | None = DEFAULT_
 
 
 def check_sweep_size(points: int, repetitions: int, budget: Budget | None, field: str) -> None:
-    """A plan of ``points`` x ``repetitions`` runs, refused (naming ``field``) before its points are
-    expanded if that is more than ``budget.max_sweep_runs``."""
+    """A plan of ``points`` x ``repetitions`` runs, refused before its points are expanded if that is
+    more than ``budget.max_sweep_runs``; the error names ``field`` (the grid or the points), or
+    ``sweep.repetitions`` when the points alone are within the limit."""
     if budget is None:
         return
     runs = points * repetitions
     if runs > budget.max_sweep_runs:
         raise BudgetError(
-            field,
+            field if points > budget.max_sweep_runs else "sweep.repetitions",
             f"over the sweep budget: {_count(points)} points x {repetitions} repetitions = {_count(runs)} runs, "
             f"above the limit of {_count(budget.max_sweep_runs)} runs; {LIFT_HINT}",
         )

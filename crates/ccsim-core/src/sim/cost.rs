@@ -48,7 +48,7 @@ pub const STREAM_SERIES_COLUMNS: f64 = 9.0;
 pub const LINK_SERIES_COLUMNS: f64 = 12.0;
 pub const CC_SERIES_COLUMNS: f64 = 4.0;
 /// Columns of the per-flow summary table (`summary.rs`), one row per flow and per web transfer.
-pub const SUMMARY_COLUMNS: f64 = 23.0;
+pub const SUMMARY_COLUMNS: f64 = 31.0;
 
 /// Heap bytes of one flow (a web transfer) beyond its `Flow`: its RTT histogram, and a rough figure
 /// for its name, its route and the sender's and receiver's buffers.
@@ -134,7 +134,7 @@ impl Simulation {
         }
         Err(SimError::Resources(format!(
             "the run would need more than the {:.0} MB it may use (its budget or the machine's free memory) at {:.3} s: \
-             {} table values, {} flows and web transfers so far",
+             {} table values and {} flows (web transfers included) so far",
             limit.bytes / 1e6,
             self.now.as_secs_f64(),
             self.recorder.cells(),
