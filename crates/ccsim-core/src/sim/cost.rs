@@ -24,22 +24,16 @@
 //! Each part of the cost is attributed to the resolved field that drives it (`sample_interval_ns`,
 //! `flows[2].traffic.rate_bps`, ...), so a refusal names the key to change.
 //!
-//! While the run goes, [`MemoryLimit`] meters the same parts as they grow (table values, web
-//! transfers, held packets) at every sample and web arrival: a run whose limits were lifted, or one
-//! the estimate misjudged, ends with `SimError::Resources` before the machine runs out of memory,
-//! instead of being killed or aborted by a failed allocation.
+//! While the run goes, `meter.rs` meters the same parts as they grow.
 
 use std::collections::BTreeMap;
 use std::mem::size_of;
 
-use ccsim_cc::Time;
-
-use crate::error::SimError;
-use crate::histogram::Histogram;
 use crate::link::Link;
-use crate::packet::{ack_wire_bytes, Packet};
+use crate::packet::ack_wire_bytes;
 use crate::scenario::{Traffic, VoicePattern};
 use crate::sim::flow::{App, Flow};
+use crate::sim::meter::{MemoryLimit, FLOW_BYTES, HELD_PACKET_BYTES, SUMMARY_COLUMNS};
 use crate::sim::Simulation;
 
 /// Columns of the per-interval tables, as `recorder.rs` writes them (checked by a test).
@@ -47,14 +41,7 @@ pub const FLOW_SERIES_COLUMNS: f64 = 11.0;
 pub const STREAM_SERIES_COLUMNS: f64 = 9.0;
 pub const LINK_SERIES_COLUMNS: f64 = 12.0;
 pub const CC_SERIES_COLUMNS: f64 = 4.0;
-/// Columns of the per-flow summary table (`summary.rs`), one row per flow and per web transfer.
-pub const SUMMARY_COLUMNS: f64 = 31.0;
 
-/// Heap bytes of one flow (a web transfer) beyond its `Flow`: its RTT histogram, and a rough figure
-/// for its name, its route and the sender's and receiver's buffers.
-const TRANSFER_HEAP_BYTES: f64 = Histogram::HEAP_BYTES as f64 + 512.0;
-/// A packet a link holds: its in-transit entry and its waiting entry.
-const HELD_PACKET_BYTES: f64 = (size_of::<(Time, Packet)>() + size_of::<(Time, u32)>()) as f64;
 /// A string cell (link name, metric name): the `String` and its text.
 const STRING_CELL_BYTES: f64 = 24.0 + 24.0;
 
@@ -87,59 +74,15 @@ pub struct Driver {
     pub engine_bytes: f64,
 }
 
-/// How much memory the run may take as it grows, as the front end sets it: its budget, or what the
-/// machine has free.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MemoryLimit {
-    pub bytes: f64,
-    /// What the front end's copy of one table value will cost when the run ends, on top of the
-    /// engine's own (counted now, so the run stops before that copy would not fit).
-    pub front_end_bytes_per_cell: f64,
-}
-
-/// The memory limit and the bytes held by the links at the last count.
-#[derive(Default)]
-pub(crate) struct MemoryMeter {
-    limit: Option<MemoryLimit>,
-    held_bytes: f64,
-}
-
 impl Simulation {
     /// The estimated cost of running this simulation from the start to the end (see the module doc).
     pub fn cost(&self) -> Cost {
         estimate(self)
     }
 
-    /// Sets (or clears) the memory limit the run is metered against.
+    /// Sets (or clears) the memory limit the run is metered against (`meter.rs`).
     pub fn set_memory_limit(&mut self, limit: Option<MemoryLimit>) {
-        self.meter.limit = limit;
-    }
-
-    /// The memory the run holds now by the estimate's measure; with `links`, the packets held by the
-    /// links are counted afresh (a pass over the links, done at samples), else as last counted.
-    pub(crate) fn check_memory(&mut self, links: bool) -> Result<(), SimError> {
-        let Some(limit) = self.meter.limit else { return Ok(()) };
-        if links {
-            let held: usize = self.links.iter().map(|l| l.packets_held()).sum();
-            self.meter.held_bytes = held as f64 * HELD_PACKET_BYTES;
-        }
-        let cells = self.recorder.cells() as f64;
-        let flows = self.flows.len() as f64;
-        let cells = cells + flows * SUMMARY_COLUMNS; // each flow's summary row, written at the end
-        let used = cells * (8.0 + limit.front_end_bytes_per_cell)
-            + flows * (size_of::<Flow>() as f64 + TRANSFER_HEAP_BYTES)
-            + self.meter.held_bytes;
-        if used <= limit.bytes {
-            return Ok(());
-        }
-        Err(SimError::Resources(format!(
-            "the run would need more than the {:.0} MB it may use (its budget or the machine's free memory) at {:.3} s: \
-             {} table values and {} flows (web transfers included) so far",
-            limit.bytes / 1e6,
-            self.now.as_secs_f64(),
-            self.recorder.cells(),
-            self.flows.len()
-        )))
+        self.meter.set_limit(limit);
     }
 }
 
@@ -196,8 +139,7 @@ fn estimate(sim: &Simulation) -> Cost {
         match &s.flows[i].traffic {
             Traffic::Web { .. } => {
                 web_transfers += o.transfers;
-                let transfer_bytes = size_of::<Flow>() as f64 + TRANSFER_HEAP_BYTES;
-                add(&o.field, events + o.transfers, o.transfers * SUMMARY_COLUMNS, o.transfers * transfer_bytes);
+                add(&o.field, events + o.transfers, o.transfers * SUMMARY_COLUMNS, o.transfers * FLOW_BYTES);
             }
             _ => add(&o.field, events, 0.0, 0.0),
         }
@@ -236,7 +178,7 @@ fn estimate(sim: &Simulation) -> Cost {
     }
 
     // The flows and links themselves, and the summary rows of the scenario's flows.
-    let base_bytes = sim.flows.len() as f64 * (size_of::<Flow>() as f64 + TRANSFER_HEAP_BYTES) + (sim.links.len() * size_of::<Link>()) as f64;
+    let base_bytes = sim.flows.len() as f64 * FLOW_BYTES + (sim.links.len() * size_of::<Link>()) as f64;
     add("flows", 2.0 * sim.flows.len() as f64, sim.flows.len() as f64 * SUMMARY_COLUMNS, base_bytes);
 
     let drivers: Vec<Driver> = drivers.into_values().collect();

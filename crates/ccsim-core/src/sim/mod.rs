@@ -5,11 +5,13 @@
 //! emitting), `web.rs` (web transfers), `transport.rs` (packets along routes to the ends),
 //! `timers.rs` (the TCP timer events), `recorder.rs` (the measurement window, the per-interval
 //! series and the run statistics), `summary.rs` and `output.rs` (the results), `conservation.rs`
-//! (the end-of-run check), `cost.rs` (what a run will cost, estimated before it starts).
+//! (the end-of-run check), `cost.rs` (what a run will cost, estimated before it starts) and
+//! `meter.rs` (its memory, metered as it grows).
 
 mod conservation;
 mod cost;
 mod flow;
+mod meter;
 mod output;
 mod params;
 mod recorder;
@@ -22,9 +24,10 @@ mod traffic;
 mod transport;
 mod web;
 
-pub use cost::{Cost, Driver, MemoryLimit};
+pub use cost::{Cost, Driver};
+pub use meter::MemoryLimit;
 
-use crate::sim::cost::MemoryMeter;
+use crate::sim::meter::MemoryMeter;
 pub use output::{RunOutput, RunStats};
 pub use summary::jain_index;
 
@@ -171,7 +174,8 @@ impl Simulation {
             )));
             return;
         }
-        if let Err(e) = self.check_memory(true) {
+        let (cells, flows) = (self.recorder.cells(), self.flows.len());
+        if let Err(e) = self.meter.check(self.now, cells, flows, Some(&self.links)) {
             self.failed = Some(e);
             return;
         }

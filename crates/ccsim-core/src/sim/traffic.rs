@@ -78,7 +78,7 @@ impl Simulation {
         let next = next_arrival(web.arrival_rate, &mut web.rng, now);
         let cc = web.transfers.build(ccsim_cc::Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)))?;
         let (algorithm, tcp) = (web.transfers.algorithm.clone(), web.transfers.tcp.clone());
-        self.check_memory(false)?;
+        self.meter.check(now, self.recorder.cells(), self.flows.len(), None)?;
         let id = self.flows.len() as u32;
         if self.flows.try_reserve(1).is_err() {
             let field = format!("flows[{spec_index}].traffic.arrival_rate");
