@@ -166,7 +166,7 @@ def _is_sweep_plan(text: str) -> bool:
 
 
 def _validate_plan(path: Path, resolved: bool, budget: Budget | None) -> None:
-    from ccsim.sweep import SweepPlan  # lazy: start-up time (the sweep package loads pandas, pyarrow)
+    from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
     plan = SweepPlan.from_toml(path, budget=budget)
     points = plan.points()
@@ -217,10 +217,12 @@ def list_algorithms() -> None:
 def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
           ignore_budget: bool) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
-    from ccsim.sweep import SweepPlan, print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
+    from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
-    # every point is validated before anything runs or is written
+    # every point is validated before anything runs or is written (and before pandas is imported)
     model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget))
+    from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
+
     try:
         result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
     except KeyboardInterrupt:
