@@ -369,3 +369,73 @@ def test_report_and_plot_are_recorded_once_in_the_marker(tmp_path):
     listed = [line for line in (out / MARKER_FILE).read_text().splitlines() if not line.startswith("#")]
     assert listed.count("report.html") == 1 and listed.count("cwnd.png") == 1
     assert sorted(listed) == sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+
+
+# --- the issue's must-show: refused reads stay small ----------------------------------------------
+
+
+def _child_peak_kb(args: list[str], cwd: Path) -> tuple[int, str, int]:
+    """(exit status, stderr, peak RSS in kB) of ``ccsim ARGS`` run by a fresh parent (so the peak is
+    this command's, not the largest child this test process ever had)."""
+    ccsim = Path(sys.executable).parent / "ccsim"
+    code = (
+        "import resource, subprocess, sys; "
+        f"done = subprocess.run({[str(ccsim), *args]!r}, capture_output=True, text=True, cwd={str(cwd)!r}); "
+        "sys.stderr.write(done.stderr); "
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    status, peak = done.stdout.split()
+    return int(status), done.stderr, int(peak)
+
+
+@pytest.mark.parametrize("what", ["dev_zero", "1gb_file", "base_etc_passwd", "base_parent"])
+def test_refused_reads_are_one_line_under_200_mb(tmp_path, what):
+    plans = tmp_path / "a" / "b"
+    plans.mkdir(parents=True)
+    if what == "dev_zero":
+        args = ["validate", "/dev/zero"]
+    elif what == "1gb_file":
+        with open(tmp_path / "big.toml", "wb") as f:
+            f.truncate(1 << 30)
+        args = ["validate", str(tmp_path / "big.toml")]
+    else:
+        base = "/etc/passwd" if what == "base_etc_passwd" else "../../x.toml"
+        (tmp_path / "x.toml").write_text(SHORT)
+        (plans / "plan.toml").write_text(PLAN.replace('"base.toml"', f'"{base}"'))
+        args = ["sweep", str(plans / "plan.toml"), "--out", str(tmp_path / "o")]
+    status, stderr, peak_kb = _child_peak_kb(args, tmp_path)
+    lines = stderr.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and lines[0].startswith("error: "), stderr
+    assert peak_kb < 200 * 1024, peak_kb
+
+
+# --- two sweeps resuming one directory at once ------------------------------------------------------
+
+
+def test_two_concurrent_resumes_of_one_directory_the_second_is_refused(tmp_path):
+    pytest.importorskip("ccsim._core")
+    _scenario(tmp_path, SHORT.replace('"2s"', '"120s"').replace('"10Mbit"', '"1Gbit"'), "base.toml")  # seconds a run
+    plan = _scenario(tmp_path, PLAN, "plan.toml")
+    other = _scenario(tmp_path, PLAN.replace("seed = 1", "seed = 7"), "other.toml")
+    out = tmp_path / "out"
+    ccsim = Path(sys.executable).parent / "ccsim"
+    first = subprocess.Popen([str(ccsim), "sweep", str(plan), "--out", str(out), "--jobs", "1"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "sweep.json").exists():  # written under the lock, before the first run
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        locked = f"error: {out}: another ccsim process is writing into it (locked); wait for it to finish"
+        for args in ([str(other), "--resume"], [str(plan), "--resume"], [str(plan), "--force"]):
+            second = subprocess.run([str(ccsim), "sweep", *args, "--out", str(out), "--jobs", "1"],
+                                    capture_output=True, text=True, timeout=60)
+            lines = second.stderr.strip().splitlines()
+            assert second.returncode == 2 and len(lines) == 1, second.stderr
+            # the other plan may be refused for being another plan before the lock is even tried
+            assert lines[0] == locked or (args[0] == str(other) and "different sweep plan" in lines[0]), lines
+        assert first.poll() is None  # the first sweep goes on undisturbed
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()

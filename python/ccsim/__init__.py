@@ -5,6 +5,9 @@
     >>> result.summary            # one row per flow
     >>> result.save("runs/single_flow")
 
+``run`` takes a file path or a Scenario, ``run_toml`` TOML text; both refuse a run whose estimated cost
+is over the budget (``budget=None`` lifts it; docs/safety.md).
+
 ``run``, ``Result`` and ``algorithms`` are imported on first use (``run`` lives in ``ccsim.runner``:
 a submodule named ``run`` would shadow the function), so ``import ccsim`` (and the
 extension's own ``import ccsim.errors``) stays cheap: pandas, pyarrow and matplotlib load only when a
@@ -17,16 +20,29 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ccsim._version import __version__
-from ccsim.errors import CcsimError, ConservationError, OutputExistsError, ScenarioError, UnitError
+from ccsim.errors import (
+    ArgumentError,
+    BudgetError,
+    CcsimError,
+    ConservationError,
+    EngineError,
+    OutputExistsError,
+    ResourceError,
+    ScenarioError,
+    UnitError,
+)
 from ccsim.scenario import Scenario, load_scenario
 
 if TYPE_CHECKING:
+    from ccsim.budget import Budget
     from ccsim.engine import algorithms
     from ccsim.result import Result
-    from ccsim.runner import run
+    from ccsim.runner import run, run_toml
 
 __all__ = [
     "run",
+    "run_toml",
+    "Budget",
     "Scenario",
     "load_scenario",
     "Result",
@@ -36,10 +52,15 @@ __all__ = [
     "UnitError",
     "ConservationError",
     "OutputExistsError",
+    "BudgetError",
+    "ResourceError",
+    "EngineError",
+    "ArgumentError",
     "__version__",
 ]
 
-_LAZY = {"run": "ccsim.runner", "algorithms": "ccsim.engine", "Result": "ccsim.result"}
+_LAZY = {"run": "ccsim.runner", "run_toml": "ccsim.runner", "algorithms": "ccsim.engine", "Result": "ccsim.result",
+         "Budget": "ccsim.budget"}
 
 
 def __getattr__(name: str) -> Any:

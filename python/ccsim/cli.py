@@ -25,8 +25,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ccsim._version import __version__
+from ccsim.budget import DEFAULT_BUDGET, Budget, Estimate, check, estimate_simulation
 from ccsim.engine import algorithms, build_simulation
-from ccsim.errors import CcsimError
+from ccsim.errors import CcsimError, ResourceError
 from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
 from ccsim.outdir import is_owned, record_files
 from ccsim.text import safe_for_terminal
@@ -48,11 +49,35 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             click.echo(f"error: {safe_for_terminal(e, limit=1000)}", err=True)
             sys.exit(EXIT_USER_ERROR)
         except OSError as e:  # the file system refused (--out /proc/x, a full disk): the user's to fix
-            where = f"{e.filename}: " if e.filename else ""
-            click.echo(f"error: {safe_for_terminal(where, limit=500)}{e.strerror or e.__class__.__name__}", err=True)
+            click.echo(f"error: {safe_for_terminal(os_error_text(e), limit=1000)}", err=True)
+            sys.exit(EXIT_USER_ERROR)
+        except MemoryError:  # Python's own allocations (the engine raises ResourceError)
+            click.echo(f"error: {ResourceError('out of memory: the machine cannot hold what this command needs')}", err=True)
             sys.exit(EXIT_USER_ERROR)
 
     return wrapper
+
+
+def os_error_text(e: OSError) -> str:
+    """An OSError as one line: the file(s), then the reason (``permission denied``, ``no space left on
+    device``, ``not a directory``), never a traceback."""
+    where = [str(f) for f in (e.filename, getattr(e, "filename2", None)) if f]
+    reason = e.strerror or str(e) or e.__class__.__name__
+    return f"{' -> '.join(where)}: {reason}" if where else reason
+
+
+def _budget(ignore_budget: bool) -> Budget | None:
+    return None if ignore_budget else DEFAULT_BUDGET
+
+
+IGNORE_BUDGET_HELP = "Run even if the estimated cost is over the budget (docs/safety.md)."
+# a run estimated to take longer than this (engine CPU) has its estimate printed before it starts
+ANNOUNCE_AFTER_S = 10.0
+
+
+def _announce(cost: Estimate) -> None:
+    if cost.cpu_s > ANNOUNCE_AFTER_S:
+        click.echo(f"estimate: {cost.describe()}", err=True)
 
 
 @click.group(name="ccsim", context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,8 +92,9 @@ def cli() -> None:
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Random seed; overrides run.seed.")
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
+@click.option("--ignore-budget", is_flag=True, help=IGNORE_BUDGET_HELP)
 @_user_errors
-def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool) -> None:
+def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
     # lazy: start-up time (pandas, pyarrow)
     from ccsim.result import check_output_dir
@@ -77,7 +103,7 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
     out = out if out is not None else Path("runs") / scenario.stem
     check_output_dir(out, force)  # before simulating: do not make the user wait to hear this
     model, toml_text = scenario_source(scenario)
-    result = simulate(model, toml_text, seed=seed, progress=True)
+    result = simulate(model, toml_text, seed=seed, progress=True, budget=_budget(ignore_budget), announce=_announce)
     result.save(out, force=force, plots=not no_plots)
     console = Console()
     print_summary(result, console)
@@ -103,8 +129,10 @@ def plot(directory: Path) -> None:
 @cli.command()
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--resolved", is_flag=True, help="Print the resolved document(s) (JSON Lines) instead of 'ok'.")
+@click.option("--estimate", is_flag=True, help="Also print each scenario's estimated cost (events, engine CPU, memory).")
+@click.option("--ignore-budget", is_flag=True, help="Do not refuse a scenario whose estimated cost is over the budget.")
 @_user_errors
-def validate(scenarios: tuple[Path, ...], resolved: bool) -> None:
+def validate(scenarios: tuple[Path, ...], resolved: bool, estimate: bool, ignore_budget: bool) -> None:
     """Check each SCENARIO (or sweep plan) without running it (the engine checks it too when it is installed).
 
     With --resolved, print each scenario's resolved document (docs/resolved-scenario.md) as one line
@@ -113,17 +141,20 @@ def validate(scenarios: tuple[Path, ...], resolved: bool) -> None:
     for path in scenarios:
         text = read_scenario_text(path)
         if _is_sweep_plan(text):
-            _validate_plan(path, resolved)
+            _validate_plan(path, resolved, _budget(ignore_budget))
             continue
         model = Scenario.from_toml_str(text, source=str(path))
-        if known_algorithms() is not None:
-            build_simulation(model, model.run.seed)
+        cost = None
+        if known_algorithms() is not None:  # the engine checks it too, and estimates its cost
+            cost = check(estimate_simulation(build_simulation(model, model.run.seed)), model, _budget(ignore_budget))
         if resolved:
             click.echo(json.dumps(model.resolve(), separators=(",", ":")))
             continue
         n = model.flow_count
         duration = format_time(model.run.duration_ns)
         click.echo(f"ok: {n} flow{'s' if n != 1 else ''}, duration {duration}")
+        if estimate and cost is not None:
+            click.echo(f"estimate: {cost.describe()}")
 
 
 def _is_sweep_plan(text: str) -> bool:
@@ -134,10 +165,10 @@ def _is_sweep_plan(text: str) -> bool:
         return False  # the scenario reader reports the syntax error with its position
 
 
-def _validate_plan(path: Path, resolved: bool) -> None:
-    from ccsim.sweep import SweepPlan  # lazy: start-up time (the sweep package loads pandas, pyarrow)
+def _validate_plan(path: Path, resolved: bool, budget: Budget | None) -> None:
+    from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
-    plan = SweepPlan.from_toml(path)
+    plan = SweepPlan.from_toml(path, budget=budget)
     points = plan.points()
     if resolved:
         for point_id, _ in points:
@@ -181,13 +212,17 @@ def list_algorithms() -> None:
 @click.option("--resume", is_flag=True, help="Continue an existing sweep directory: run only the missing runs.")
 @click.option("--force", is_flag=True, help="Replace an existing sweep directory (only the files ccsim wrote there).")
 @click.option("--allow-outside-paths", is_flag=True, help="Let the plan's base file lie outside the plan's directory.")
+@click.option("--ignore-budget", is_flag=True, help="Run even if the plan's size or a run's estimated cost is over the budget.")
 @_user_errors
-def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool) -> None:
+def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
+          ignore_budget: bool) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
-    from ccsim.sweep import SweepPlan, print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
+    from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
-    # every point is validated before anything runs or is written
-    model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths)
+    # every point is validated before anything runs or is written (and before pandas is imported)
+    model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget))
+    from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
+
     try:
         result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
     except KeyboardInterrupt:

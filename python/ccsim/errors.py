@@ -8,7 +8,17 @@ one-string constructor are part of the Python <-> Rust contract (docs/internals.
 
 from __future__ import annotations
 
-__all__ = ["CcsimError", "ScenarioError", "UnitError", "ConservationError", "OutputExistsError"]
+__all__ = [
+    "CcsimError",
+    "ScenarioError",
+    "UnitError",
+    "BudgetError",
+    "ConservationError",
+    "ResourceError",
+    "EngineError",
+    "OutputExistsError",
+    "ArgumentError",
+]
 
 
 class CcsimError(Exception):
@@ -50,8 +60,28 @@ class UnitError(ScenarioError):
     """A quantity is malformed: bad or missing unit, negative, not a whole number of base units."""
 
 
+class BudgetError(ScenarioError):
+    """A legal scenario or sweep would cost more than the budget allows (events, memory, runs): refused
+    before it starts, naming the key that drives the cost (docs/safety.md). ``budget=None`` in the API
+    and ``--ignore-budget`` on the command line lift the limit."""
+
+
 class ConservationError(CcsimError, RuntimeError):
     """The engine's end-of-run packet/byte accounting does not balance: a simulator bug, not user input."""
+
+
+class ResourceError(CcsimError, MemoryError):
+    """The run needs more memory than the machine gives it: an allocation the scenario asked for failed
+    (the engine raises it instead of aborting the process), or Python ran out of memory on its copy."""
+
+
+class EngineError(CcsimError, RuntimeError):
+    """An internal error (a panic) in the compiled engine: a bug in ccsim, reported as an exception
+    instead of ending the interpreter."""
+
+
+class ArgumentError(CcsimError, TypeError):
+    """A Python API function was called with an argument of the wrong type (``ccsim.run(123)``)."""
 
 
 class OutputExistsError(CcsimError, FileExistsError):

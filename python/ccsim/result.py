@@ -130,13 +130,16 @@ class Result:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             staging.mkdir()  # not mkdtemp: that would make the run directory private (0700)
-        except OSError as e:  # --out /proc/x, a read-only or full file system
-            raise CcsimError(f"{out}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
+        except OSError as e:  # --out /proc/x, a read-only or full file system, a file on the way
+            reason = "a file is in the way, not a directory" if isinstance(e, FileExistsError) else e.strerror
+            raise CcsimError(f"{out}: cannot create the output directory ({reason or e.__class__.__name__})") from None
         try:
             self._write(staging, plots)
             _replace_dir(staging, out, force)
-        except BaseException:
+        except BaseException as e:
             shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(e, OSError):  # a full disk, permissions: one line, nothing half-written
+                raise CcsimError(f"{out}: cannot write the run directory ({e.strerror or e})") from None
             raise
         return out
 

@@ -16,6 +16,7 @@ import functools
 import importlib
 import json
 import math
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -40,7 +41,7 @@ from pydantic import (
 )
 
 from ccsim import units
-from ccsim.errors import ScenarioError
+from ccsim.errors import ArgumentError, ScenarioError
 from ccsim.profiles import DEFAULT_PROFILE, PROFILE_NAMES, PROFILES
 from ccsim.files import read_toml_text
 
@@ -67,6 +68,7 @@ WEB_DEFAULT_SIZE_SHAPE = 1.2
 # The version of the resolved document this front end writes (docs/resolved-scenario.md).
 RESOLVED_FORMAT = 2
 MAX_FLOW_COUNT = 10_000  # per [[flows]] entry: a typo such as count = 100000 should not build 100000 flows
+MAX_TOTAL_FLOWS = 100_000  # in all: 300 entries of count = 10000 in a 12 kB file would build 3 million
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -985,6 +987,8 @@ class Scenario(_Section):
     def _check_flows(self) -> "Scenario":
         # Spelling rules of the file; the physics and invariants (times inside the run, intervals in
         # order, paths within the hops, RTO order ...) are the engine's: see check_with_engine.
+        if self.flow_count > MAX_TOTAL_FLOWS:  # before anything is built per flow
+            raise ScenarioError("flows", f"{self.flow_count} flows in all (counts included); the limit is {MAX_TOTAL_FLOWS}")
         names: dict[str, int] = {}
         for i, flow in enumerate(self.flows):
             where = f"flows[{i}]"
@@ -1234,6 +1238,8 @@ class Scenario(_Section):
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(source, f"invalid TOML: {e}") from None
+        except RecursionError:  # a = [[[[...: the parser recurses once per level
+            raise ScenarioError(source, "invalid TOML: nested too deeply") from None
         return cls.from_dict(data)
 
     @classmethod
@@ -1268,9 +1274,13 @@ def read_scenario_text(path: str | Path) -> str:
 
 
 def load_scenario(source: str | Path) -> Scenario:
-    """A Scenario from a TOML file path or from TOML text (a string with a newline or an ``=``)."""
-    if isinstance(source, str) and ("\n" in source or "=" in source):
+    """A Scenario from a TOML file path (``str`` or ``Path``) or from TOML text: a ``str`` holding a
+    line break, which no file name does (``"loss=0.01.toml"`` is a file). ``Scenario.from_toml_str``
+    takes text explicitly."""
+    if isinstance(source, str) and "\n" in source:
         return Scenario.from_toml_str(source)
+    if not isinstance(source, (str, os.PathLike)):
+        raise ArgumentError(f"source: must be a file path (str or pathlib.Path) or TOML text; got {type(source).__name__}")
     return Scenario.from_toml(source)
 
 

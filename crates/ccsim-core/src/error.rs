@@ -11,6 +11,10 @@ pub enum SimError {
     /// The end-of-run packet and byte accounting does not balance: a bug, never a warning.
     #[error("conservation check failed: {0}")]
     Conservation(String),
+    /// Memory for what the scenario asks for could not be had (a fallible allocation failed): the run
+    /// ends with this error instead of the process aborting. The text says what could not grow.
+    #[error("out of memory: {0}")]
+    Resources(String),
 }
 
 impl SimError {

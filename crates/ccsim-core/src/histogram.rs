@@ -14,6 +14,12 @@ pub struct Histogram {
     max: u64,
 }
 
+impl Histogram {
+    /// Heap bytes of one histogram (its buckets), for the cost estimate: every flow, web transfers
+    /// included, keeps one.
+    pub const HEAP_BYTES: usize = N_BUCKETS * std::mem::size_of::<u64>();
+}
+
 impl Default for Histogram {
     fn default() -> Self {
         Histogram { counts: vec![0; N_BUCKETS], total: 0, sum: 0.0, max: 0 }

@@ -144,6 +144,18 @@ impl Link {
         Ok(if was_empty { Some(arrival) } else { None })
     }
 
+    /// The queue's limit as (packets, bytes), for the cost estimate.
+    pub fn queue_limit(&self) -> (Option<u64>, Option<u64>) {
+        self.discipline.limit()
+    }
+
+    /// Room for one more packet, or false when memory for it cannot be had: the queue limit and the
+    /// link's bandwidth-delay product come from the user, so their growth is a fallible allocation
+    /// (an error that ends the run) rather than an abort of the process.
+    pub fn try_reserve_one(&mut self) -> bool {
+        self.in_transit.try_reserve(1).is_ok() && self.waiting.try_reserve(1).is_ok()
+    }
+
     /// The queue discipline's average queue (RED), if it keeps one.
     pub fn average_queue(&self) -> Option<f64> {
         self.discipline.average_queue()
@@ -172,6 +184,11 @@ impl Link {
             self.qdelay_hist.record(qdelay);
         }
         pkt
+    }
+
+    /// How many packets the link holds (queued, on the wire, propagating).
+    pub fn packets_held(&self) -> usize {
+        self.in_transit.len()
     }
 
     /// Packets admitted but not yet delivered at the far end (queued, on the wire, propagating).

@@ -50,9 +50,23 @@ impl Table {
 }
 
 /// Builds a table row by row: `row.f64("x", 1.0)` appends to column "x", creating it on first use.
+///
+/// The number of rows comes from the user (run length over sample interval), so a column grows with a
+/// fallible allocation: when memory runs out the value is not stored and [`TableBuilder::out_of_memory`]
+/// says so (the simulation then ends with `SimError::Resources`), instead of the process aborting.
 #[derive(Default)]
 pub struct TableBuilder {
     table: Table,
+    out_of_memory: bool,
+}
+
+/// Pushes `v` onto `column`, growing it fallibly; false if memory for it could not be had.
+fn push<T>(column: &mut Vec<T>, v: T) -> bool {
+    if column.len() == column.capacity() && column.try_reserve(column.capacity().max(16)).is_err() {
+        return false;
+    }
+    column.push(v);
+    true
 }
 
 impl TableBuilder {
@@ -63,29 +77,45 @@ impl TableBuilder {
         self.table.columns.push((name.to_string(), make()));
         &mut self.table.columns.last_mut().unwrap().1
     }
-    pub fn f64(&mut self, name: &str, v: f64) -> &mut Self {
-        if let Column::F64(c) = self.col(name, || Column::F64(Vec::new())) {
-            c.push(v);
-        }
+    fn stored(&mut self, ok: bool) -> &mut Self {
+        self.out_of_memory |= !ok;
         self
+    }
+    pub fn f64(&mut self, name: &str, v: f64) -> &mut Self {
+        let ok = match self.col(name, || Column::F64(Vec::new())) {
+            Column::F64(c) => push(c, v),
+            _ => true,
+        };
+        self.stored(ok)
     }
     pub fn u64(&mut self, name: &str, v: u64) -> &mut Self {
-        if let Column::U64(c) = self.col(name, || Column::U64(Vec::new())) {
-            c.push(v);
-        }
-        self
+        let ok = match self.col(name, || Column::U64(Vec::new())) {
+            Column::U64(c) => push(c, v),
+            _ => true,
+        };
+        self.stored(ok)
     }
     pub fn str(&mut self, name: &str, v: &str) -> &mut Self {
-        if let Column::Str(c) = self.col(name, || Column::Str(Vec::new())) {
-            c.push(v.to_string());
-        }
-        self
+        let ok = match self.col(name, || Column::Str(Vec::new())) {
+            Column::Str(c) => push(c, v.to_string()),
+            _ => true,
+        };
+        self.stored(ok)
     }
     pub fn bool(&mut self, name: &str, v: bool) -> &mut Self {
-        if let Column::Bool(c) = self.col(name, || Column::Bool(Vec::new())) {
-            c.push(v);
-        }
-        self
+        let ok = match self.col(name, || Column::Bool(Vec::new())) {
+            Column::Bool(c) => push(c, v),
+            _ => true,
+        };
+        self.stored(ok)
+    }
+    /// Values stored so far (rows x columns).
+    pub fn cells(&self) -> usize {
+        self.table.columns.iter().map(|(_, c)| c.len()).sum()
+    }
+    /// A value could not be stored for want of memory: the table is incomplete.
+    pub fn out_of_memory(&self) -> bool {
+        self.out_of_memory
     }
     pub fn finish(self) -> Table {
         self.table

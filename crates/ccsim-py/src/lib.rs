@@ -3,24 +3,65 @@
 //!
 //! Errors are raised as the named exceptions of `ccsim.errors` (one hierarchy, defined in Python).
 
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use ccsim_cc::{ParamKind, ParamValue};
+use ccsim_core::sim::{Cost, MemoryLimit};
 use ccsim_core::{Column, SimError, Simulation as CoreSim, Table, Time};
+
+/// The exception `class` of `ccsim.errors` with one message.
+fn named_error(py: Python<'_>, class: &str, message: String) -> PyErr {
+    match py.import("ccsim.errors").and_then(|m| m.getattr(class)) {
+        Ok(ty) => match ty.call1((message,)) {
+            Ok(instance) => PyErr::from_value(instance),
+            Err(err) => err,
+        },
+        Err(_) => PyRuntimeError::new_err(message),
+    }
+}
 
 fn py_error(py: Python<'_>, e: SimError) -> PyErr {
     let class = match &e {
         SimError::Scenario { .. } => "ScenarioError",
         SimError::Conservation(_) => "ConservationError",
+        SimError::Resources(_) => "ResourceError",
     };
-    match py.import("ccsim.errors").and_then(|m| m.getattr(class)) {
-        Ok(ty) => match ty.call1((e.to_string(),)) {
-            Ok(instance) => PyErr::from_value(instance),
-            Err(err) => err,
-        },
-        Err(_) => PyRuntimeError::new_err(e.to_string()),
+    named_error(py, class, e.to_string())
+}
+
+thread_local! {
+    /// Where the last panic on this thread happened, noted by the panic hook for the error message.
+    static PANIC_PLACE: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// The panic hook of this module: notes where a panic happened instead of printing a message and a
+/// backtrace to stderr (the CLI's promise is one line); [`guarded`] puts it into the exception.
+fn note_panic(info: &std::panic::PanicHookInfo<'_>) {
+    let place = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+    PANIC_PLACE.with(|p| *p.borrow_mut() = place);
+}
+
+/// Runs `body`, turning a Rust panic into `ccsim.errors.EngineError` (a `CcsimError`): a bug in the
+/// engine surfaces as a named exception, never as pyo3's `PanicException` (a `BaseException`).
+fn guarded<T>(py: Python<'_>, body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            let place = PANIC_PLACE.with(|p| std::mem::take(&mut *p.borrow_mut()));
+            let message = format!("internal error in the engine (a bug in ccsim; please report it with the scenario): {what}{place}");
+            Err(named_error(py, "EngineError", message))
+        }
     }
 }
 
@@ -39,24 +80,47 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
 }
 
 /// A simulation built from a resolved scenario (JSON, canonical units) and a seed.
-#[pyclass(module = "ccsim._core", unsendable)]
+///
+/// Usable from any thread, one call at a time: a call while another thread is inside `run_until`
+/// raises a `CcsimError` instead of waiting or panicking.
+#[pyclass(module = "ccsim._core", frozen)]
 struct Simulation {
-    inner: Option<CoreSim>,
+    inner: Mutex<Option<CoreSim>>,
     duration_ns: u64,
+}
+
+impl Simulation {
+    fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Option<CoreSim>>> {
+        match self.inner.try_lock() {
+            Ok(guard) => Ok(guard),
+            Err(TryLockError::WouldBlock) => {
+                Err(named_error(py, "CcsimError", "this Simulation is being run by another thread (use one per thread)".into()))
+            }
+            Err(TryLockError::Poisoned(_)) => {
+                Err(named_error(py, "EngineError", "this Simulation stopped at an internal error earlier; build a new one".into()))
+            }
+        }
+    }
+}
+
+fn finished(py: Python<'_>) -> PyErr {
+    named_error(py, "CcsimError", "this Simulation has already finished".into())
 }
 
 #[pymethods]
 impl Simulation {
     #[new]
     fn new(py: Python<'_>, scenario_json: &str, seed: u64) -> PyResult<Self> {
-        let sim = CoreSim::from_json(scenario_json, seed).map_err(|e| py_error(py, e))?;
-        let duration_ns = sim.end().as_nanos();
-        Ok(Simulation { inner: Some(sim), duration_ns })
+        guarded(py, || {
+            let sim = CoreSim::from_json(scenario_json, seed).map_err(|e| py_error(py, e))?;
+            let duration_ns = sim.end().as_nanos();
+            Ok(Simulation { inner: Mutex::new(Some(sim)), duration_ns })
+        })
     }
 
     #[getter]
-    fn now_ns(&self) -> u64 {
-        self.inner.as_ref().map_or(self.duration_ns, |s| s.now().as_nanos())
+    fn now_ns(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.lock(py)?.as_ref().map_or(self.duration_ns, |s| s.now().as_nanos()))
     }
 
     #[getter]
@@ -64,49 +128,99 @@ impl Simulation {
         self.duration_ns
     }
 
+    /// The estimated cost of the whole run (`sim/cost.rs`): events, samples, table values, memory,
+    /// and the same split by the resolved field that drives each part (`drivers`).
+    fn estimate_cost<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(py, || {
+            let guard = self.lock(py)?;
+            let sim = guard.as_ref().ok_or_else(|| finished(py))?;
+            cost_to_dict(py, &sim.cost())
+        })
+    }
+
+    /// Meters the run's memory as it grows against `limit_bytes` (None: no limit), counting each table
+    /// value at the engine's 8 bytes plus `front_end_bytes_per_cell`; over it, the run ends with
+    /// `ResourceError`.
+    #[pyo3(signature = (limit_bytes, front_end_bytes_per_cell))]
+    fn set_memory_limit(&self, py: Python<'_>, limit_bytes: Option<f64>, front_end_bytes_per_cell: f64) -> PyResult<()> {
+        guarded(py, || {
+            let mut guard = self.lock(py)?;
+            let sim = guard.as_mut().ok_or_else(|| finished(py))?;
+            sim.set_memory_limit(limit_bytes.map(|bytes| MemoryLimit { bytes, front_end_bytes_per_cell }));
+            Ok(())
+        })
+    }
+
     /// Advances the simulation to `t_ns` (released GIL); raises what ends the run early.
-    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
-        let sim = self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        py.allow_threads(|| sim.run_until(Time(t_ns))).map_err(|e| py_error(py, e))
+    fn run_until(&self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        guarded(py, || {
+            let mut guard = self.lock(py)?;
+            let sim = guard.as_mut().ok_or_else(|| finished(py))?;
+            py.allow_threads(|| sim.run_until(Time(t_ns))).map_err(|e| py_error(py, e))
+        })
     }
 
     /// Runs to the end, checks conservation, and returns the result tables (see docs/internals.md).
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        let started = std::time::Instant::now();
-        let out = py.allow_threads(|| sim.finish()).map_err(|e| py_error(py, e))?;
-        let d = PyDict::new(py);
-        d.set_item("flows", table_to_dict(py, &out.flows)?)?;
-        d.set_item("streams", table_to_dict(py, &out.streams)?)?;
-        d.set_item("cc_metrics", table_to_dict(py, &out.cc_metrics)?)?;
-        d.set_item("links", table_to_dict(py, &out.links)?)?;
-        d.set_item("flow_summary", table_to_dict(py, &out.flow_summary)?)?;
-        d.set_item("link_summary", table_to_dict(py, &out.link_summary)?)?;
-        let rs = PyDict::new(py);
-        for (k, v) in &out.run_summary {
-            rs.set_item(k, v)?;
-        }
-        d.set_item("run_summary", rs)?;
-        let stats = PyDict::new(py);
-        stats.set_item("events", out.stats.events)?;
-        stats.set_item("bottleneck_packets", out.stats.bottleneck_packets)?;
-        stats.set_item("finish_wall_s", started.elapsed().as_secs_f64())?;
-        d.set_item("stats", stats)?;
-        let params = PyList::empty(py);
-        for (flow, algorithm, used) in &out.params_used {
-            let p = PyDict::new(py);
-            p.set_item("flow", flow)?;
-            p.set_item("algorithm", algorithm)?;
-            let values = PyDict::new(py);
-            for (k, v) in used {
-                values.set_item(k, param_value(py, v))?;
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guarded(py, || {
+            let sim = self.lock(py)?.take().ok_or_else(|| finished(py))?;
+            let started = std::time::Instant::now();
+            let out = py.allow_threads(|| sim.finish()).map_err(|e| py_error(py, e))?;
+            let d = PyDict::new(py);
+            d.set_item("flows", table_to_dict(py, &out.flows)?)?;
+            d.set_item("streams", table_to_dict(py, &out.streams)?)?;
+            d.set_item("cc_metrics", table_to_dict(py, &out.cc_metrics)?)?;
+            d.set_item("links", table_to_dict(py, &out.links)?)?;
+            d.set_item("flow_summary", table_to_dict(py, &out.flow_summary)?)?;
+            d.set_item("link_summary", table_to_dict(py, &out.link_summary)?)?;
+            let rs = PyDict::new(py);
+            for (k, v) in &out.run_summary {
+                rs.set_item(k, v)?;
             }
-            p.set_item("params", values)?;
-            params.append(p)?;
-        }
-        d.set_item("params_used", params)?;
-        Ok(d)
+            d.set_item("run_summary", rs)?;
+            let stats = PyDict::new(py);
+            stats.set_item("events", out.stats.events)?;
+            stats.set_item("bottleneck_packets", out.stats.bottleneck_packets)?;
+            stats.set_item("finish_wall_s", started.elapsed().as_secs_f64())?;
+            d.set_item("stats", stats)?;
+            let params = PyList::empty(py);
+            for (flow, algorithm, used) in &out.params_used {
+                let p = PyDict::new(py);
+                p.set_item("flow", flow)?;
+                p.set_item("algorithm", algorithm)?;
+                let values = PyDict::new(py);
+                for (k, v) in used {
+                    values.set_item(k, param_value(py, v))?;
+                }
+                p.set_item("params", values)?;
+                params.append(p)?;
+            }
+            d.set_item("params_used", params)?;
+            Ok(d)
+        })
     }
+}
+
+fn cost_to_dict<'py>(py: Python<'py>, cost: &Cost) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("events", cost.events)?;
+    d.set_item("samples", cost.samples)?;
+    d.set_item("series_cells", cost.series_cells)?;
+    d.set_item("summary_cells", cost.summary_cells)?;
+    d.set_item("web_transfers", cost.web_transfers)?;
+    d.set_item("bottleneck_packets", cost.bottleneck_packets)?;
+    d.set_item("engine_bytes", cost.engine_bytes)?;
+    let drivers = PyList::empty(py);
+    for driver in &cost.drivers {
+        let x = PyDict::new(py);
+        x.set_item("field", &driver.field)?;
+        x.set_item("events", driver.events)?;
+        x.set_item("cells", driver.cells)?;
+        x.set_item("engine_bytes", driver.engine_bytes)?;
+        drivers.append(x)?;
+    }
+    d.set_item("drivers", drivers)?;
+    Ok(d)
 }
 
 fn param_value(py: Python<'_>, v: &ParamValue) -> PyObject {
@@ -153,7 +267,13 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// the algorithms' parameters; raises `ScenarioError` naming the field by its path in the document.
 #[pyfunction]
 fn validate_resolved(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
-    CoreSim::from_json(scenario_json, 0).map(drop).map_err(|e| py_error(py, e))
+    guarded(py, || CoreSim::from_json(scenario_json, 0).map(drop).map_err(|e| py_error(py, e)))
+}
+
+/// Test hook: panics inside the engine's guard, to show that a panic becomes `EngineError`.
+#[pyfunction]
+fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
+    guarded(py, || panic!("{message}"))
 }
 
 /// The JSON Schema of the resolved scenario document (`docs/resolved-scenario.schema.json`).
@@ -168,6 +288,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate_resolved, m)?)?;
     m.add_function(wrap_pyfunction!(resolved_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    std::panic::set_hook(Box::new(note_panic));
     m.add("RESOLVED_FORMAT", ccsim_core::scenario::RESOLVED_FORMAT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

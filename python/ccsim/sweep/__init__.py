@@ -11,10 +11,14 @@ and writes the dataset (docs/sweeps.md). The package is split by job:
 
 from __future__ import annotations
 
-from ccsim.sweep.console import point_table, print_sweep_summary
-from ccsim.sweep.execution import execute_run, run_sweep
-from ccsim.sweep.plan import SEED_RULE, SweepPlan, SweepPoint, SweepRun, apply_override, parse_path
-from ccsim.sweep.store import SweepResult, consolidate, load_sweep, summarize
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ccsim.sweep.console import point_table, print_sweep_summary
+    from ccsim.sweep.execution import execute_run, run_sweep
+    from ccsim.sweep.plan import SEED_RULE, SweepPlan, SweepPoint, SweepRun, apply_override, parse_path
+    from ccsim.sweep.store import SweepResult, consolidate, load_sweep, summarize
 
 __all__ = [
     "SweepPlan",
@@ -32,3 +36,20 @@ __all__ = [
     "summarize",
     "point_table",
 ]
+
+# Imported on first use: reading and checking a plan (``plan``) needs neither pandas nor pyarrow, so a
+# refused plan is refused quickly; running and storing (``execution``, ``store``) load them.
+_HOME = {
+    "SweepPlan": "plan", "SweepPoint": "plan", "SweepRun": "plan", "SEED_RULE": "plan", "parse_path": "plan",
+    "apply_override": "plan", "run_sweep": "execution", "execute_run": "execution", "SweepResult": "store",
+    "load_sweep": "store", "consolidate": "store", "summarize": "store", "print_sweep_summary": "console",
+    "point_table": "console",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        value = getattr(importlib.import_module(f"ccsim.sweep.{_HOME[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ccsim.sweep' has no attribute {name!r}")

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -38,7 +39,8 @@ def execute_run(run_id: str, scenario_toml: str, seed: int) -> dict[str, Any]:
     """Runs one (scenario, seed) and returns plain data: ``flows`` and ``links`` (Arrow tables of the
     per-flow and per-link summaries) and ``run`` (the run summary dict). No wall-clock values."""
     scenario = Scenario.from_toml_str(scenario_toml)
-    result = simulate(scenario, scenario_toml, seed=seed)
+    # the plan checked every run's cost against its budget (or was told not to) before any ran
+    result = simulate(scenario, scenario_toml, seed=seed, budget=None)
     return {
         "run_id": run_id,
         "seed": seed,
@@ -168,6 +170,9 @@ def _run_pool(todo: list[SweepRun], jobs: int, record: Callable[..., None]) -> N
         for future in as_completed(futures):
             run = futures[future]
             error = future.exception()
+            if isinstance(error, BrokenProcessPool):  # a worker was killed (the OOM killer, a signal)
+                raise CcsimError(f"a worker process died while running {run.run_id} (killed by a signal, e.g. out of "
+                                 f"memory); the finished runs are kept, rerun with --resume") from None
             if error is not None and not isinstance(error, CcsimError):
                 raise error
             record(run, None if error else future.result(), error)

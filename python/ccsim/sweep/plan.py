@@ -21,6 +21,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from typing import Any, NamedTuple
 import tomli_w
 
 from ccsim._version import __version__
+from ccsim.budget import DEFAULT_BUDGET, Budget, check, check_sweep_size, estimate_simulation
 from ccsim.engine import build_simulation
 from ccsim.errors import ScenarioError
 from ccsim.files import inside, read_text_limited
@@ -127,6 +129,8 @@ class SweepPlan:
     description: str | None = None
     source: str | None = None  # the plan file, when read from one
     text: str | None = None  # the plan's TOML text, when read from one
+    # limits of the plan's size and of each run's cost (docs/safety.md); None lifts them
+    budget: Budget | None = field(default=DEFAULT_BUDGET, repr=False, compare=False)
     _points: list[SweepPoint] = field(default_factory=list, init=False, repr=False, compare=False)
     _scenarios: dict[str, Scenario] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -138,27 +142,31 @@ class SweepPlan:
     # -- construction -------------------------------------------------------------------------------
 
     @classmethod
-    def from_toml(cls, path: str | Path, allow_outside_paths: bool = False) -> "SweepPlan":
+    def from_toml(cls, path: str | Path, allow_outside_paths: bool = False, budget: Budget | None = DEFAULT_BUDGET) -> "SweepPlan":
         """The plan in file ``path``; its ``base`` must lie inside the plan's directory unless
-        ``allow_outside_paths`` (a shared plan must not read ``/etc/passwd`` or ``../../x``)."""
+        ``allow_outside_paths`` (a shared plan must not read ``/etc/passwd`` or ``../../x``). A plan
+        of more runs than ``budget`` allows, or with a run over it, is refused (``None`` lifts it)."""
         path = Path(path)
         text = read_text_limited(path)
-        return cls.from_toml_str(text, base_dir=path.parent, source=str(path), allow_outside_paths=allow_outside_paths)
+        return cls.from_toml_str(text, base_dir=path.parent, source=str(path), allow_outside_paths=allow_outside_paths, budget=budget)
 
     @classmethod
-    def from_toml_str(cls, text: str, base_dir: str | Path | None = None, source: str = "<string>", allow_outside_paths: bool = False) -> "SweepPlan":
+    def from_toml_str(cls, text: str, base_dir: str | Path | None = None, source: str = "<string>", allow_outside_paths: bool = False,
+                      budget: Budget | None = DEFAULT_BUDGET) -> "SweepPlan":
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(source, f"invalid TOML: {e}") from None
         except RecursionError:
             raise ScenarioError(source, "invalid TOML: nested too deeply") from None
-        plan = cls.from_dict(data, base_dir=base_dir, source=source if source != "<string>" else None, allow_outside_paths=allow_outside_paths)
+        plan = cls.from_dict(data, base_dir=base_dir, source=source if source != "<string>" else None, allow_outside_paths=allow_outside_paths,
+                             budget=budget)
         plan.text = text
         return plan
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], base_dir: str | Path | None = None, source: str | None = None, allow_outside_paths: bool = True) -> "SweepPlan":
+    def from_dict(cls, data: dict[str, Any], base_dir: str | Path | None = None, source: str | None = None, allow_outside_paths: bool = True,
+                  budget: Budget | None = DEFAULT_BUDGET) -> "SweepPlan":
         """A plan from its parsed TOML document (``[sweep]``, ``[base]``, ``[grid]``, ``[[point]]``)."""
         if not isinstance(data, dict):
             raise ScenarioError("", "a sweep plan must be a table")
@@ -220,6 +228,7 @@ class SweepPlan:
                 name=sweep.get("name"),
                 description=sweep.get("description"),
                 source=source,
+                budget=budget,
             )
         except ScenarioError as e:
             if e.field == "base" and base_field == "sweep.base":  # the base file itself is invalid
@@ -259,6 +268,8 @@ class SweepPlan:
                     except ValueError as e:
                         raise ScenarioError(f"{label}[{i}]", str(e)) from None
             keys = list(self.grid)
+            # before the product is expanded: 8 keys of 10 values are 10^8 points
+            check_sweep_size(math.prod(len(v) for v in self.grid.values()), reps, self.budget, "grid")
             combos, labels, blames = [], [], []
             for index, picks in enumerate(itertools.product(*(range(len(self.grid[k])) for k in keys))):
                 overrides = {k: self.grid[k][i] for k, i in zip(keys, picks)}
@@ -267,6 +278,7 @@ class SweepPlan:
                 labels.append(f"grid point {index} ({shown})" if shown else f"grid point {index}")
                 blames.append({k: f'grid."{k}"[{i}]' for k, i in zip(keys, picks)})
         else:
+            check_sweep_size(len(self.explicit_points or []), reps, self.budget, "point")
             combos, labels, blames = [], [], []
             for n, point in enumerate(self.explicit_points or []):
                 for path in point:
@@ -307,15 +319,16 @@ class SweepPlan:
             for path, value in overrides.items():
                 apply_override(data, path, value)
             scenario = Scenario.from_dict(data)
-            _engine_check(scenario)
+            _engine_check(scenario, self.budget)
         except ValueError as e:  # ScenarioError is a ValueError too
             where = getattr(e, "field", "") or ""
+            kind = type(e) if isinstance(e, ScenarioError) else ScenarioError  # a BudgetError stays one
             for path, plan_field in blame.items():
                 if where and (where == path or where.startswith((path + ".", path + "["))):
                     others = [f"{k}={json.dumps(v)}" for k, v in overrides.items() if k != path]
                     context = f" (with {', '.join(others)})" if others else ""
-                    raise ScenarioError(plan_field, f"{e}{context}") from None
-            raise ScenarioError(label, str(e)) from None
+                    raise kind(plan_field, f"{e}{context}") from None
+            raise kind(label, str(e)) from None
         return scenario
 
     # -- the plan's points and runs ----------------------------------------------------------------
@@ -401,11 +414,12 @@ class SweepPlan:
         return f"<SweepPlan {len(self._points)} points x {self.repetitions} repetitions, parameters {self.parameters}>"
 
 
-def _engine_check(scenario: Scenario) -> None:
-    """Let the engine validate what only it knows (algorithm parameter names and ranges)."""
+def _engine_check(scenario: Scenario, budget: Budget | None) -> None:
+    """Let the engine validate what only it knows (algorithm parameter names and ranges), and check
+    the run's estimated cost against ``budget``."""
     if known_algorithms() is None:
         return
-    build_simulation(scenario, scenario.run.seed)
+    check(estimate_simulation(build_simulation(scenario, scenario.run.seed)), scenario, budget)
 
 
 def _digest(scenario: Scenario) -> str:

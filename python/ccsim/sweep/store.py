@@ -14,13 +14,16 @@ order or on where the runs executed.
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ccsim.budget import DEFAULT_BUDGET
 from ccsim.errors import CcsimError, OutputExistsError
 from ccsim.files import read_json, read_record
 from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
@@ -150,9 +153,7 @@ def write_part(parts: Path, run: SweepRun, output: dict[str, Any]) -> None:
         "run": _nest(run_table),
     })
     final = part_path(parts, run)
-    tmp = parts / f".{final.stem}.{os.getpid()}.tmp"
-    pq.write_table(table, tmp, **_PARQUET_OPTIONS)
-    os.replace(tmp, final)
+    _write_table(table, final)
     record_files(parts.parent, [f"{PARTS_DIR}/{final.name}"])
 
 
@@ -193,8 +194,14 @@ def load_sweep(directory: str | Path) -> SweepResult:
     """Reads a sweep directory written by :func:`run_sweep`."""
     directory = Path(directory)
     meta_path, meta = read_record(directory, SWEEP_FILE, "plan", "sweep")
+    # The runs are done, so their cost is not checked again; the plan's size is (a sweep.json is shared
+    # like a plan, so its grid may not expand to more runs than it records, bounded by the file's size).
+    runs = meta.get("runs")
+    budget = replace(DEFAULT_BUDGET, max_events=math.inf, max_memory_bytes=math.inf,
+                     max_sweep_runs=max(DEFAULT_BUDGET.max_sweep_runs, len(runs) if isinstance(runs, list) else 0))
     try:  # a sweep.json is shared like a plan: its base may not name a file outside the directory
-        plan = SweepPlan.from_dict(meta["plan"], base_dir=directory, source=meta.get("source"), allow_outside_paths=False)
+        plan = SweepPlan.from_dict(meta["plan"], base_dir=directory, source=meta.get("source"), allow_outside_paths=False,
+                                   budget=budget)
     except RecursionError:
         raise CcsimError(f"{meta_path}: plan: nested too deeply") from None
     tables = {}
@@ -315,12 +322,20 @@ def summarize(plan: SweepPlan, tables: dict[str, Any]) -> Any:
 
 
 def _write_table(table: Any, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table.replace_schema_metadata(None), tmp, **_PARQUET_OPTIONS)
-    os.replace(tmp, path)
+    _atomic_write(path, lambda tmp: pq.write_table(table.replace_schema_metadata(None), tmp, **_PARQUET_OPTIONS))
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
+    """``write`` into a hidden temporary file next to ``path``, then rename it into place; a failure
+    (a full disk) removes the temporary file and is one line naming ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise CcsimError(f"{path}: cannot write ({e.strerror or e}); the finished runs are kept, rerun with --resume") from None

@@ -15,6 +15,9 @@ pub trait QueueDiscipline: Send {
     /// True if the arriving packet of `bytes` may join the queue.
     fn admit(&mut self, now: Time, bytes: u64, q: QueueState, rng: &mut Rng) -> bool;
     fn name(&self) -> &'static str;
+    /// The queue's limit as (packets, bytes): what the cost estimate (`sim/cost.rs`) bounds a queue's
+    /// memory with.
+    fn limit(&self) -> (Option<u64>, Option<u64>);
     /// Called once by `Link::new` with the link's rate (RED's idle-time correction converts idle
     /// time into packet transmission slots with it, like ns-2's `$red link` / `ptc`).
     fn attach(&mut self, _rate_bps: u64) {}

@@ -18,6 +18,9 @@ impl QueueDiscipline for DropTail {
     fn name(&self) -> &'static str {
         "droptail"
     }
+    fn limit(&self) -> (Option<u64>, Option<u64>) {
+        (self.limit_pkts, self.limit_bytes)
+    }
 }
 
 #[cfg(test)]

@@ -195,6 +195,9 @@ impl QueueDiscipline for Red {
     fn name(&self) -> &'static str {
         "red"
     }
+    fn limit(&self) -> (Option<u64>, Option<u64>) {
+        (self.p.limit_pkts, self.p.limit_bytes)
+    }
     fn attach(&mut self, rate_bps: u64) {
         self.ptc = rate_bps as f64 / (8.0 * self.p.mean_pkt_bytes.max(1) as f64);
     }

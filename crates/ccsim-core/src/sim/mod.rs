@@ -6,11 +6,14 @@
 //! `web.rs` (web transfers), `transport.rs` (packets along routes to the ends),
 //! `timers.rs` (the TCP timer events), `recorder.rs` (the measurement window, the per-interval
 //! series and the run statistics), `summary.rs` and `output.rs` (the results), `conservation.rs`
-//! (the end-of-run check).
+//! (the end-of-run check), `cost.rs` (what a run will cost, estimated before it starts) and
+//! `meter.rs` (its memory, metered as it grows).
 
 mod app_rate;
 mod conservation;
+mod cost;
 mod flow;
+mod meter;
 mod output;
 mod params;
 mod recorder;
@@ -24,6 +27,10 @@ mod traffic;
 mod transport;
 mod web;
 
+pub use cost::{Cost, Driver};
+pub use meter::MemoryLimit;
+
+use crate::sim::meter::MemoryMeter;
 pub use output::{RunOutput, RunStats};
 pub use summary::jain_index;
 
@@ -54,6 +61,8 @@ pub struct Simulation {
     recorder: Recorder,
     /// The error that ended the run early, if one did: every later call reports it again.
     failed: Option<SimError>,
+    /// The memory the run may take as it grows, and what it holds (`cost.rs`).
+    meter: MemoryMeter,
 }
 
 impl Simulation {
@@ -84,6 +93,7 @@ impl Simulation {
             out: Vec::with_capacity(64),
             recorder,
             failed: None,
+            meter: MemoryMeter::default(),
         };
         sim.schedule_first_events();
         Ok(sim)
@@ -132,8 +142,11 @@ impl Simulation {
             self.now = time;
             self.recorder.stats.events += 1;
             if let Err(e) = self.handle(event) {
-                self.failed = Some(e.clone());
-                return Err(e);
+                self.failed = Some(e);
+            }
+            // A handler that cannot return an error (a link out of memory) leaves it in `failed`.
+            if let Some(e) = &self.failed {
+                return Err(e.clone());
             }
         }
         self.now = self.now.max(t);
@@ -158,6 +171,18 @@ impl Simulation {
 
     fn on_sample(&mut self) {
         self.recorder.sample(self.now, &mut self.flows, &mut self.links);
+        if self.recorder.out_of_memory() {
+            let samples = self.now.as_nanos() / self.recorder.sample_interval().as_nanos().max(1) as u64;
+            self.failed = Some(SimError::Resources(format!(
+                "the per-interval series could not grow after {samples} samples (raise run.sample_interval or shorten the run)"
+            )));
+            return;
+        }
+        let (cells, flows) = (self.recorder.cells(), self.flows.len());
+        if let Err(e) = self.meter.check(self.now, cells, flows, Some(&self.links)) {
+            self.failed = Some(e);
+            return;
+        }
         let next = self.now + self.recorder.sample_interval();
         if next <= self.end {
             self.events.schedule(next, Event::Sample);

@@ -41,6 +41,16 @@ impl Recorder {
         self.sample_interval
     }
 
+    /// Values the per-interval tables hold so far.
+    pub fn cells(&self) -> usize {
+        [&self.flows, &self.streams, &self.cc, &self.links].iter().map(|t| t.cells()).sum()
+    }
+
+    /// A per-interval table could not grow for want of memory.
+    pub fn out_of_memory(&self) -> bool {
+        [&self.flows, &self.streams, &self.cc, &self.links].iter().any(|t| t.out_of_memory())
+    }
+
     /// The edges of the summary window, as events to schedule.
     pub fn window_edges(&self) -> (Time, Time) {
         (self.measure_start, self.measure_end)

@@ -86,7 +86,12 @@ impl Simulation {
         let next = next_arrival(web.arrival_rate, &mut web.rng, now);
         let cc = web.transfers.build(ccsim_cc::Rng::new(self.seed, topology::streams::web_transfer(spec_index, k)))?;
         let (algorithm, tcp) = (web.transfers.algorithm.clone(), web.transfers.tcp.clone());
+        self.meter.check(now, self.recorder.cells(), self.flows.len(), None)?;
         let id = self.flows.len() as u32;
+        if self.flows.try_reserve(1).is_err() {
+            let field = format!("flows[{spec_index}].traffic.arrival_rate");
+            return Err(SimError::Resources(format!("web transfer {k} of {field} (every transfer keeps its state to the end)")));
+        }
         let generator = &self.flows[g as usize];
         let transfer = Flow::new(
             Identity { name: format!("{}#{k}", generator.id.name), kind: FlowKind::Web, algorithm, spec: spec_index, background: true },

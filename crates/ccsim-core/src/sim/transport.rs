@@ -1,6 +1,7 @@
 //! Packets along their routes: from link to link, dropped with the cause counted, and handed to the
 //! receiving end (data) or the sender (ACKs) after the last hop.
 
+use crate::error::SimError;
 use crate::event::Event;
 use crate::link::Drop;
 use crate::packet::{Packet, PacketKind};
@@ -42,6 +43,11 @@ impl Simulation {
             PacketKind::Ack => &self.flows[f].route.reverse,
         };
         let l = route[pkt.hop as usize];
+        if !self.links[l as usize].try_reserve_one() {
+            let link = &self.links[l as usize].name;
+            self.failed = Some(SimError::Resources(format!("the packets held by link {link} (its queue and its bandwidth-delay product)")));
+            return;
+        }
         let in_window = self.recorder.in_window(self.now);
         match self.links[l as usize].enqueue(self.now, pkt, in_window) {
             Ok(Some(t)) => self.events.schedule(t, Event::LinkDeliver(l)),
