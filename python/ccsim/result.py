@@ -138,7 +138,7 @@ class Result:
             _replace_dir(staging, out, force)
         except BaseException as e:
             shutil.rmtree(staging, ignore_errors=True)
-            if isinstance(e, OSError):  # a full disk, permissions: one line, nothing half-written
+            if isinstance(e, OSError) and not isinstance(e, CcsimError):  # a full disk, permissions: one line, nothing half-written
                 raise CcsimError(f"{out}: cannot write the run directory ({e.strerror or e})") from None
             raise
         return out
