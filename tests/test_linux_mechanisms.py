@@ -48,7 +48,9 @@ def test_the_knobs_reach_the_resolved_document() -> None:
     tcp = flow["traffic"]["tcp"]
     assert {k: tcp[k] for k in ALL_KNOBS} == ALL_KNOBS
     (flow,) = single_flow({}).resolve()["flows"]
-    assert {k: flow["traffic"]["tcp"][k] for k in OFF} == OFF, "the linux profile leaves them to this branch's defaults"
+    assert {k: flow["traffic"]["tcp"][k] for k in ALL_KNOBS} == ALL_KNOBS, "the linux profile turns them all on"
+    (flow,) = single_flow({"profile": "freebsd9"}).resolve()["flows"]
+    assert {k: flow["traffic"]["tcp"][k] for k in OFF} == OFF, "freebsd9 (the default) keeps them off"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
