@@ -78,7 +78,7 @@ def test_load_scenario_accepts_a_path_or_toml_text():
 
 # The example of docs/internals.md, which examples/single_flow.toml describes.
 INTERNALS_EXAMPLE = {
-    "ccsim_resolved": 2,
+    "ccsim_resolved": 3,
     "duration_ns": 60000000000,
     "sample_interval_ns": 100000000,
     "measure_start_ns": 0,
@@ -109,7 +109,7 @@ INTERNALS_EXAMPLE = {
                      "rto_estimator": "rfc6298", "timer_granularity_ns": 1000000, "max_burst_pkts": 0,
                      "ssthresh_whole_packets": False, "sack_recovery": "rfc6675",
                      "slow_start_rule": "freebsd", "recovery_window": "rfc6675", "delayed_ack_rule": "rfc5681",
-                     "loss_detection": "dupack"},
+                     "loss_detection": "dupack", "partial_ack_rto": "every", "send_jitter_ns": 125_000},
              "transfer": {"kind": "unlimited"}, "app_rate": {"kind": "unlimited"}}},
     ],
 }

@@ -51,6 +51,9 @@ FREEBSD9: dict[str, Any] = {
     "recovery_window": "rfc6675",  # cwnd = ssthresh at the fast retransmit (tcp_sack.c, RFC 6675)
     "delayed_ack_rule": "rfc5681",  # an ACK every second segment or on delacktime
     "loss_detection": "dupack",  # tcprexmtthresh duplicate ACKs / RFC 6675 IsLost
+    # tcp_do_segment re-arms TT_REXMT on every ACK of new data, partial ACKs of NewReno recovery included.
+    "partial_ack_rto": "every",
+    "send_jitter_ns": 125_000,  # em(4) interrupt moderation interval (docs/profiles.md, "host send jitter")
 }
 
 # Linux 6.x (net/ipv4/tcp_input.c, tcp_output.c, tcp_recovery.c, tcp_timer.c; include/net/tcp.h).
@@ -101,6 +104,8 @@ NS2: dict[str, Any] = {
     "recovery_window": "rfc6675",
     "delayed_ack_rule": "rfc5681",  # DelAckSink: every second packet or interval_
     "loss_detection": "dupack",  # numdupacks_
+    "partial_ack_rto": "first",  # newreno_changes1_ 1: only the first partial ACK resets the timer
+    "send_jitter_ns": 0,  # ns-2 sends at the event's instant (overhead_ 0)
 }
 
 PROFILES: Mapping[str, Mapping[str, Any]] = MappingProxyType(

@@ -66,7 +66,7 @@ VOIP_DEFAULT_MEAN_ON_NS = 1_000_000_000
 VOIP_DEFAULT_MEAN_OFF_NS = 1_350_000_000
 WEB_DEFAULT_SIZE_SHAPE = 1.2
 # The version of the resolved document this front end writes (docs/resolved-scenario.md).
-RESOLVED_FORMAT = 2
+RESOLVED_FORMAT = 3
 MAX_FLOW_COUNT = 10_000  # per [[flows]] entry: a typo such as count = 100000 should not build 100000 flows
 MAX_TOTAL_FLOWS = 100_000  # in all: 300 entries of count = 10000 in a 12 kB file would build 3 million
 
@@ -740,6 +740,12 @@ class Tcp(_Section):
     recovery_window: Literal["rfc6675", "prr"] = _BASE["recovery_window"]
     delayed_ack_rule: Literal["rfc5681", "linux"] = _BASE["delayed_ack_rule"]
     loss_detection: Literal["dupack", "rack_tlp"] = _BASE["loss_detection"]
+    # NewReno recovery (SACK off): "every" partial ACK restarts the RTO timer (FreeBSD, Linux) or
+    # only the "first" (RFC 6582's impatient variant, ns-2.35's default).
+    partial_ack_rto: Literal["first", "every"] = _BASE["partial_ack_rto"]
+    # Host send jitter: each segment leaves the host U[0, send_jitter] after TCP sent it, in order
+    # (interrupt and scheduling latency; breaks the phase lock of equal-rate paths, docs/profiles.md).
+    send_jitter_ns: Time = Field(default=_BASE["send_jitter_ns"], alias="send_jitter")
 
     _check_positive = field_validator(
         "mss_bytes", "delayed_ack_timeout_ns", "min_rto_ns", "initial_rto_ns", "max_rto_ns", "rwnd_bytes",

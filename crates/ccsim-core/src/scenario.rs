@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SimError;
 
 /// The version of the document this engine reads (`ccsim_resolved`); bumped on any change of meaning.
-pub const RESOLVED_FORMAT: u32 = 2;
+pub const RESOLVED_FORMAT: u32 = 3;
 
 /// A whole run except the seed (given next to the document).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
@@ -357,6 +357,23 @@ pub struct TcpConfig {
     pub delayed_ack_rule: DelayedAckRule,
     /// How losses are detected: duplicate ACKs / RFC 6675 IsLost, or RACK-TLP (RFC 8985, needs SACK).
     pub loss_detection: LossDetection,
+    /// Which partial ACKs of a NewReno recovery (SACK off) restart the retransmission timer.
+    pub partial_ack_rto: PartialAckRto,
+    /// Host send jitter: each segment leaves the sending host after a delay drawn uniformly from
+    /// [0, this] (keeping order), modelling interrupt and scheduling latency (`sim/host.rs`).
+    pub send_jitter_ns: u64,
+}
+
+/// `tcp.partial_ack_rto`: RFC 6582 section 4's two timer variants of NewReno recovery.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialAckRto {
+    /// "Impatient": only the first partial ACK restarts the timer (RFC 6582 step 5; ns-2.35
+    /// `Agent/TCP/Newreno` with its default `newreno_changes1_ 1`, `partialnewack_helper`).
+    First,
+    /// "Slow-but-steady": every partial ACK restarts it, as every ACK of new data does (FreeBSD
+    /// `tcp_do_segment` re-arms TT_REXMT for any ACK below snd_max; Linux `tcp_rearm_rto` from `tcp_ack`).
+    Every,
 }
 
 /// The SACK-based loss recovery of a TCP flow.
@@ -796,6 +813,8 @@ impl TcpConfig {
             recovery_window: RecoveryWindow::Rfc6675,
             delayed_ack_rule: DelayedAckRule::Rfc5681,
             loss_detection: LossDetection::Dupack,
+            partial_ack_rto: PartialAckRto::Every,
+            send_jitter_ns: 0,
         }
     }
 }

@@ -34,6 +34,11 @@ pub mod streams {
     pub fn access_delay(flow: usize) -> u64 {
         3_000_000 + flow as u64
     }
+    /// The sending host's jitter of simulation flow `flow` (an index of the run's flows, web
+    /// transfers included).
+    pub fn send_jitter(flow: usize) -> u64 {
+        (1 << 61) | flow as u64
+    }
     pub fn flow_start(flow: usize) -> u64 {
         5_000_000 + flow as u64
     }

@@ -40,7 +40,8 @@ pub fn tcp_config() -> Value {
            "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
            "ssthresh_whole_packets": false, "sack_recovery": "rfc6675",
            "slow_start_rule": "freebsd", "recovery_window": "rfc6675",
-           "delayed_ack_rule": "rfc5681", "loss_detection": "dupack"})
+           "delayed_ack_rule": "rfc5681", "loss_detection": "dupack",
+           "partial_ack_rto": "every", "send_jitter_ns": 0})
 }
 
 /// The uncongested reverse of a link: same rate and delay, 10 000 packets, no loss.

@@ -5,7 +5,7 @@
 use ccsim_cc::{ParamMap, Rng, Time};
 use ccsim_core::packet::{Packet, PacketKind};
 use ccsim_core::scenario::{
-    DelayedAckRule, InitialSsthresh, LossDetection, RecoveryWindow, RtoEstimator, SackRecovery, SlowStartRule, TcpConfig,
+    DelayedAckRule, InitialSsthresh, LossDetection, PartialAckRto, RecoveryWindow, RtoEstimator, SackRecovery, SlowStartRule, TcpConfig,
 };
 use ccsim_core::tcp::Sender;
 
@@ -38,6 +38,8 @@ fn cfg(initial_ssthresh: InitialSsthresh) -> TcpConfig {
         recovery_window: RecoveryWindow::Rfc6675,
         delayed_ack_rule: DelayedAckRule::Rfc5681,
         loss_detection: LossDetection::Dupack,
+        partial_ack_rto: PartialAckRto::Every,
+        send_jitter_ns: 0,
     }
 }
 

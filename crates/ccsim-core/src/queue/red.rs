@@ -425,7 +425,7 @@ mod tests {
         use crate::scenario::Scenario;
         let json = |queue: &str| {
             format!(
-                r#"{{"ccsim_resolved": 2, "duration_ns": 1000000000, "sample_interval_ns": 100000000, "measure_start_ns": 0,
+                r#"{{"ccsim_resolved": 3, "duration_ns": 1000000000, "sample_interval_ns": 100000000, "measure_start_ns": 0,
                 "measure_end_ns": 1000000000, "topology": {{"kind": "dumbbell", "bottleneck": {{"rate_bps": 10000000,
                 "delay_ns": 20000000, "queue": {queue}, "loss_rate": 0.0, "loss_changes": []}}, "reverse": {{"rate_bps": 10000000,
                 "delay_ns": 20000000, "queue": {{"kind": "droptail", "limit": {{"pkts": 100}}}}, "loss_rate": 0.0, "loss_changes": []}},

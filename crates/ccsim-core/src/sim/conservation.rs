@@ -5,7 +5,7 @@ use crate::link::Link;
 use crate::packet::PacketKind;
 use crate::sim::flow::{App, Flow};
 
-/// Every packet sent is delivered, dropped, or still inside a link; the same for payload bytes;
+/// Every packet sent is delivered, dropped, or still inside a link or its sending host; the same for payload bytes;
 /// and the receiver never holds more in-order data than was sent.
 pub(crate) fn check(flows: &[Flow], links: &[Link]) -> Result<(), SimError> {
     let mut inside_data = vec![(0u64, 0u64); flows.len()];
@@ -19,6 +19,12 @@ pub(crate) fn check(flows: &[Flow], links: &[Link]) -> Result<(), SimError> {
                 }
                 PacketKind::Ack => inside_acks[p.flow as usize] += 1,
             }
+        }
+    }
+    for (i, f) in flows.iter().enumerate() {
+        for p in f.host.iter().flat_map(|h| h.held()) {
+            inside_data[i].0 += 1;
+            inside_data[i].1 += p.len as u64;
         }
     }
     for (i, f) in flows.iter().enumerate() {

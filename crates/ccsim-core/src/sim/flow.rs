@@ -9,6 +9,7 @@ use ccsim_cc::Time;
 use crate::histogram::Histogram;
 use crate::scenario::FlowKind;
 use crate::sim::app_rate::RateLimitedApp;
+use crate::sim::host::SendJitter;
 use crate::sim::web::WebGenerator;
 use crate::stream::{StreamSink, StreamSource};
 use crate::tcp::{Receiver, Sender};
@@ -97,6 +98,8 @@ pub(crate) struct Flow {
     pub access_delay_ns: u64,
     /// A TCP application that writes at a limited rate; `None` when its data is all there.
     pub app_rate: Option<RateLimitedApp>,
+    /// The sending host's jitter stage; `None` when segments go straight to the access link.
+    pub host: Option<SendJitter>,
     pub timers: Timers,
     pub counters: PacketCounters,
     pub window: WindowMeasure,
@@ -113,6 +116,7 @@ impl Flow {
             schedule,
             access_delay_ns,
             app_rate: None,
+            host: None,
             timers: Timers { delack_timeout, rto_scheduled: None, delack_scheduled: None },
             counters: PacketCounters::default(),
             window: WindowMeasure::default(),

@@ -3,7 +3,7 @@
 //! One concept per file: `flow.rs` (a flow and its bookkeeping), `setup.rs` (flows from the
 //! scenario), `start.rs` (random start times), `params.rs` (algorithm parameters), `traffic.rs`
 //! (applications starting, stopping and emitting), `app_rate.rs` (rate-limited TCP applications),
-//! `web.rs` (web transfers), `transport.rs` (packets along routes to the ends),
+//! `web.rs` (web transfers), `host.rs` (the sending host's jitter), `transport.rs` (packets along routes to the ends),
 //! `timers.rs` (the TCP timer events), `recorder.rs` (the measurement window, the per-interval
 //! series and the run statistics), `summary.rs` and `output.rs` (the results), `conservation.rs`
 //! (the end-of-run check), `cost.rs` (what a run will cost, estimated before it starts) and
@@ -13,6 +13,7 @@ mod app_rate;
 mod conservation;
 mod cost;
 mod flow;
+mod host;
 mod meter;
 mod output;
 mod params;
@@ -163,6 +164,7 @@ impl Simulation {
             Event::AppWrite(f) => self.on_app_write(f),
             Event::RtoTimer(f) => self.on_rto_timer(f),
             Event::DelayedAck(f) => self.on_delack_timer(f),
+            Event::HostDepart(f) => self.on_host_depart(f),
             Event::Sample => self.on_sample(),
             Event::Measure(start) => self.recorder.window_edge(start, &mut self.flows),
         }

@@ -8,6 +8,7 @@ use crate::error::SimError;
 use crate::scenario::{AppRate, Scenario, Traffic, VoicePattern};
 use crate::sim::app_rate::RateLimitedApp;
 use crate::sim::flow::{App, Flow, Identity, Schedule};
+use crate::sim::host::SendJitter;
 use crate::sim::params::{controller, to_param_map};
 use crate::sim::start;
 use crate::sim::web::{TransferFactory, WebGenerator};
@@ -55,6 +56,9 @@ pub(crate) fn scenario_flow(scenario: &Scenario, i: usize, name: String, route: 
     let delack_timeout = Duration::from_nanos(cc.map_or(0, |(_, _, tcp)| tcp.delayed_ack_timeout_ns));
     let mut flow = Flow::new(id, app, route, Schedule::new(intervals, spec.transfer_bytes()), access_delay_ns, delack_timeout);
     flow.app_rate = app_rate;
+    if let Some((_, _, tcp)) = cc {
+        flow.host = SendJitter::new(tcp.send_jitter_ns, Rng::new(seed, topology::streams::send_jitter(i)));
+    }
     Ok(flow)
 }
 

@@ -21,7 +21,8 @@ fn tcp_fixture() -> serde_json::Value {
                      "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
                      "ssthresh_whole_packets": false, "sack_recovery": "rfc6675",
                      "slow_start_rule": "freebsd", "recovery_window": "rfc6675",
-                     "delayed_ack_rule": "rfc5681", "loss_detection": "dupack"})
+                     "delayed_ack_rule": "rfc5681", "loss_detection": "dupack",
+                     "partial_ack_rto": "every", "send_jitter_ns": 0})
 }
 
 /// One flow with `traffic` on the single-flow path (10 Mbit/s, 40 ms, 84 packets) with `loss`.

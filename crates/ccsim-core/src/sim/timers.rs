@@ -11,6 +11,13 @@ impl Simulation {
     /// Puts the sender's new packets on its first link and keeps its RTO timer event in place.
     pub(super) fn transmit_from_sender(&mut self, f: u32) {
         let mut out = std::mem::take(&mut self.out);
+        if let Some(host) = &mut self.flows[f as usize].host {
+            for pkt in out.drain(..) {
+                if let Some(t) = host.hold(self.now, pkt) {
+                    self.events.schedule(t, Event::HostDepart(f));
+                }
+            }
+        }
         for pkt in out.drain(..) {
             self.enqueue_on_route(pkt);
         }
@@ -21,6 +28,17 @@ impl Simulation {
             if needs_event(&mut flow.timers.rto_scheduled, d) {
                 self.events.schedule(d, Event::RtoTimer(f));
             }
+        }
+    }
+
+    /// The segments due to leave flow `f`'s host go to its access link; one event for the next.
+    pub(super) fn on_host_depart(&mut self, f: u32) {
+        let now = self.now;
+        while let Some(pkt) = self.flows[f as usize].host.as_mut().and_then(|h| h.release(now)) {
+            self.enqueue_on_route(pkt);
+        }
+        if let Some(t) = self.flows[f as usize].host.as_ref().and_then(|h| h.next_departure()) {
+            self.events.schedule(t, Event::HostDepart(f));
         }
     }
 

@@ -7,6 +7,7 @@ use crate::error::SimError;
 use crate::event::Event;
 use crate::scenario::FlowKind;
 use crate::sim::flow::{App, Flow, Identity, Schedule};
+use crate::sim::host::SendJitter;
 use crate::sim::web::{next_arrival, transfer_size};
 use crate::sim::Simulation;
 use crate::tcp::{Receiver, Sender};
@@ -93,7 +94,7 @@ impl Simulation {
             return Err(SimError::Resources(format!("web transfer {k} of {field} (every transfer keeps its state to the end)")));
         }
         let generator = &self.flows[g as usize];
-        let transfer = Flow::new(
+        let mut transfer = Flow::new(
             Identity { name: format!("{}#{k}", generator.id.name), kind: FlowKind::Web, algorithm, spec: spec_index, background: true },
             App::Tcp {
                 sender: Sender::new(id, &tcp, cc, Some(size)),
@@ -104,6 +105,7 @@ impl Simulation {
             generator.access_delay_ns,
             generator.timers.delack_timeout,
         );
+        transfer.host = SendJitter::new(tcp.send_jitter_ns, ccsim_cc::Rng::new(self.seed, topology::streams::send_jitter(id as usize)));
         self.flows.push(transfer);
         self.start_transfer(id, now);
         if next < self.end {

@@ -14,7 +14,9 @@
 //! * Without SACK: NewReno fast recovery (RFC 6582 section 3.2): cwnd = ssthresh + 3 MSS, +1 MSS
 //!   per further duplicate ACK; a partial ACK retransmits the first unacknowledged segment, deflates
 //!   the window by the amount acked and adds back one MSS if at least one MSS was acked, and resets the
-//!   RTO timer only for the first partial ACK ("impatient" variant); the full ACK ends recovery and the
+//!   RTO timer on every partial ACK as FreeBSD and Linux do (`partial_ack_rto = every`, RFC 6582
+//!   section 4 "slow-but-steady") or only on the first (`first`, "impatient", ns-2.35's default); the
+//!   fast retransmission itself restarts the timer too. The full ACK ends recovery and the
 //!   algorithm sets cwnd (RFC 6582 step 3 option 1 by default). The FlightSize halved at a loss is
 //!   the span less the inflation, at most cwnd (Linux `tcp_add_reno_sack`, `tcp_reno_ssthresh`;
 //!   FreeBSD `newreno_cong_signal`): see `in_flight`.
@@ -60,7 +62,7 @@ use ccsim_cc::{
 };
 
 use crate::packet::Packet;
-use crate::scenario::{LossDetection, RecoveryWindow, RtoEstimator, SackRecovery, TcpConfig};
+use crate::scenario::{LossDetection, PartialAckRto, RecoveryWindow, RtoEstimator, SackRecovery, TcpConfig};
 use crate::tcp::ns2_sack1::{self, Ns2Sack1};
 use crate::tcp::prr::Prr;
 use crate::tcp::rack::{DetectContext, Rack};
@@ -124,6 +126,8 @@ pub struct Sender {
     /// RFC 6582 window inflation on top of cwnd (without SACK).
     inflation: i64,
     partial_ack_seen: bool,
+    /// `partial_ack_rto = every`: each partial ACK restarts the timer, not only the first.
+    restart_rto_on_every_partial_ack: bool,
     /// Bytes sent by limited transmit since the last new ACK (excluded from FlightSize at the fast
     /// retransmit, RFC 5681 section 3.2 step 2).
     limited_transmit_bytes: u64,
@@ -204,6 +208,7 @@ impl Sender {
             in_rto_recovery: false,
             inflation: 0,
             partial_ack_seen: false,
+            restart_rto_on_every_partial_ack: cfg.partial_ack_rto == PartialAckRto::Every,
             limited_transmit_bytes: 0,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
@@ -553,11 +558,14 @@ impl Sender {
         let prior_cwnd = self.w.cwnd_bytes;
         let cwnd = self.store_ssthresh(ssthresh);
         self.w.set_cwnd(cwnd);
+        // The fast retransmission restarts the timer: FreeBSD `tcp_do_segment` stops TT_REXMT before
+        // `tcp_output` re-arms it, Linux `tcp_xmit_retransmit_queue` re-arms it when it resends the
+        // head, ns-2 `dupack_action` calls `reset_rtx_timer(1, 0)`. Without this, a timer started by
+        // an earlier segment can fire while the retransmission is still in flight (a spurious timeout).
         if let Some(ns2) = &mut self.ns2_rto {
-            // ns-2 `dupack_action` -> `reset_rtx_timer(1, 0)`: stop timing, restart the timer.
-            ns2.cancel_timing();
-            self.rto_deadline = Some(now + ns2.rto());
+            ns2.cancel_timing(); // ns-2 also stops timing the segment in flight
         }
+        self.rto_deadline = Some(now + self.rto());
         if self.sack && self.ns2_sack1_recovery {
             let outstanding_pkts = self.flight_size().div_ceil(self.mss);
             self.ns2_sack1 = Some(Ns2Sack1::enter(outstanding_pkts, self.dupthresh));
@@ -675,7 +683,7 @@ impl Sender {
                     if newly_acked >= self.mss {
                         self.inflation += self.mss as i64;
                     }
-                    restart_timer = !self.partial_ack_seen;
+                    restart_timer = self.restart_rto_on_every_partial_ack || !self.partial_ack_seen;
                     self.partial_ack_seen = true;
                 }
             } else if self.in_rto_recovery && ackno >= self.recover {
@@ -1156,6 +1164,30 @@ mod tests {
         assert!(out[0].retx);
         assert_eq!(s.effective_cwnd(), before - 4 * MSS + MSS);
         assert!(s.in_fast_recovery, "a partial ACK does not end recovery");
+    }
+
+    #[test]
+    fn the_fast_retransmit_restarts_the_timer() {
+        // Armed at 0 by the first window; the fast retransmit at 42 ms re-arms it (FreeBSD, Linux,
+        // ns-2 all do): a timer left running from 0 could fire while the retransmission is in flight.
+        let s = into_recovery();
+        assert_eq!(s.rto_deadline(), Some(at(42) + s.rto()));
+    }
+
+    #[test]
+    fn every_partial_ack_restarts_the_timer_unless_only_the_first_should() {
+        for (variant, second_restarts) in [(PartialAckRto::Every, true), (PartialAckRto::First, false)] {
+            let mut s = into_recovery();
+            s.restart_rto_on_every_partial_ack = variant == PartialAckRto::Every;
+            let mut out = Vec::new();
+            s.on_ack(at(80), &ack(2 * MSS, 30, true), &mut out);
+            let first = Some(at(80) + s.rto());
+            assert_eq!(s.rto_deadline(), first, "{variant:?}: the first partial ACK restarts it");
+            s.on_ack(at(120), &ack(4 * MSS, 30, true), &mut out);
+            assert!(s.in_fast_recovery);
+            let want = if second_restarts { Some(at(120) + s.rto()) } else { first };
+            assert_eq!(s.rto_deadline(), want, "{variant:?}: the second partial ACK");
+        }
     }
 
     #[test]
