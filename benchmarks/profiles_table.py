@@ -3,7 +3,8 @@ docs/profiles.md (goodput, retransmitted segments, timeouts, mean RTT).
 
     python benchmarks/profiles_table.py              # seed 1, a few seconds
     python benchmarks/profiles_table.py --seed 3
-    python benchmarks/profiles_table.py --attribution  # ns2 vs freebsd9 at 1 %, one knob at a time
+    python benchmarks/profiles_table.py --attribution ns2    # ns2 vs freebsd9 at 1 %, one knob at a time
+    python benchmarks/profiles_table.py --attribution linux  # linux vs freebsd9 at 1 %, one knob at a time
 
 The example's [tcp] table writes every key out, which would override any profile; it is replaced by
 ``[tcp] profile = NAME`` alone. Extra rows set keys on top of a profile where that one key
@@ -49,7 +50,7 @@ def row(tcp: dict, seed: int) -> list[str]:
 
 # ns2 with FreeBSD's window and packet size, then one ns2 knob at a time set back to freebsd9's.
 SAME_PATH = {"profile": "ns2", "rwnd": "64MiB", "mss": "1448B", "header": "52B"}
-ATTRIBUTION = [
+NS2_ATTRIBUTION = [
     ("freebsd9", {"profile": "freebsd9"}),
     ("ns2, rwnd 64 MiB, 1448 + 52 B", SAME_PATH),
     ("... sack_recovery = rfc6675", {**SAME_PATH, "sack_recovery": "rfc6675"}),
@@ -62,12 +63,28 @@ ATTRIBUTION = [
 ]
 
 
-def attribution(seeds: range) -> None:
+# linux, then one Linux knob at a time set back to freebsd9's.
+LINUX = {"profile": "linux"}
+LINUX_ATTRIBUTION = [
+    ("freebsd9", {"profile": "freebsd9"}),
+    ("linux", LINUX),
+    ("... loss_detection = dupack", {**LINUX, "loss_detection": "dupack"}),
+    ("... recovery_window = rfc6675", {**LINUX, "recovery_window": "rfc6675"}),
+    ("... rto_estimator = rfc6298", {**LINUX, "rto_estimator": "rfc6298"}),
+    ("... slow_start_rule = freebsd", {**LINUX, "slow_start_rule": "freebsd"}),
+    ("... delayed_ack_rule = rfc5681, 100 ms", {**LINUX, "delayed_ack_rule": "rfc5681", "delayed_ack_timeout": "100ms"}),
+    ("... initial_window = 3", {**LINUX, "initial_window": 3}),
+    ("... dupack, rfc6675 window", {**LINUX, "loss_detection": "dupack", "recovery_window": "rfc6675"}),
+]
+ATTRIBUTIONS = {"ns2": NS2_ATTRIBUTION, "linux": LINUX_ATTRIBUTION}
+
+
+def attribution(profile: str, seeds: range) -> None:
     print(f"single_flow.toml at 1 % loss, mean of seeds {seeds.start}-{seeds.stop - 1}")
     print()
     print("| [tcp] | goodput Mbit/s | retransmits | timeouts |")
     print("|---|---|---|---|")
-    for label, tcp in ATTRIBUTION:
+    for label, tcp in ATTRIBUTIONS[profile]:
         rows = [ccsim.run(scenario(tcp, 0.01), seed=s).summary.iloc[0] for s in seeds]
         goodput = sum(r.goodput_bps for r in rows) / len(rows) / 1e6
         retx = sum(int(r.retransmits) for r in rows) / len(rows)
@@ -78,10 +95,11 @@ def attribution(seeds: range) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--attribution", action="store_true", help="ns2 vs freebsd9 at 1 %% loss, seeds 1-5")
+    parser.add_argument("--attribution", choices=sorted(ATTRIBUTIONS),
+                        help="PROFILE vs freebsd9 at 1 %% loss, one knob at a time, seeds 1-10")
     args = parser.parse_args()
     if args.attribution:
-        attribution(range(1, 6))
+        attribution(args.attribution, range(1, 11))
         return
     header = ["profile"] + [f"{m} {p}" for m in ("goodput Mbit/s", "retransmits", "timeouts", "mean RTT ms")
                             for p in ("0 %", "1 %")]
