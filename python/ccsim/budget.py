@@ -109,8 +109,9 @@ def estimate(scenario: "Scenario") -> Estimate:
 
 def check(cost: Estimate, scenario: "Scenario", budget: Budget | None = DEFAULT_BUDGET) -> Estimate:
     """``cost`` if it is within ``budget`` (``None``: no limit); else a BudgetError naming the key of
-    ``scenario`` that drives the largest part of what is over."""
-    if budget is None:
+    ``scenario`` that drives the largest part of what is over. A budget that does not refuse up front
+    passes every estimate (the engine meters the run against it instead)."""
+    if budget is None or not budget.refuse_up_front:
         return cost
     over = []
     if cost.events > budget.max_events:
