@@ -263,6 +263,14 @@ def test_a_budget_that_does_not_refuse_up_front_still_meters_the_run_in_python(t
     assert ccsim.run(_write(tmp_path, BASE, "ok.toml"), budget=Budget(max_events=1e6, refuse_up_front=False)).summary.shape[0] == 1
 
 
+def test_a_run_stopped_at_its_memory_budget_says_how_to_raise_it(tmp_path):
+    pytest.importorskip("ccsim._core")
+    path = _write(tmp_path, BASE.replace('"10s"', '"10s"\nsample_interval = "1ms"'))
+    with pytest.raises(ResourceError) as stopped:
+        ccsim.run(path, budget=Budget(max_memory_bytes=2e6, refuse_up_front=False))
+    assert "more than the 2 MB it may use" in str(stopped.value) and "--max-memory" in str(stopped.value)
+
+
 @pytest.mark.parametrize("args,message", [
     (["--max-events", "lots"], "error: --max-events: must be a positive number (e.g. 5e9) or inf; got 'lots'"),
     (["--max-events", "-1"], "error: --max-events: must be a positive number"),

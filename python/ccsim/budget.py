@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ccsim.scenario import Scenario
 
 __all__ = ["Budget", "DEFAULT_BUDGET", "Estimate", "estimate", "estimate_simulation", "check", "check_sweep_size",
-           "ENGINE_EVENTS_PER_S", "PY_BYTES_PER_CELL", "LIFT_HINT", "RAISE_HINT", "format_bytes", "memory_limit",
+           "ENGINE_EVENTS_PER_S", "PY_BYTES_PER_CELL", "LIFT_HINT", "RAISE_HINT", "MEMORY_HINT", "format_bytes", "memory_limit",
            "event_limit", "free_memory_bytes", "events_field"]
 
 # Engine throughput on the project's machines (docs/performance.md): 5-10 million events per second
@@ -40,6 +40,7 @@ ENGINE_EVENTS_PER_S = 5e6
 PY_BYTES_PER_CELL = 48
 LIFT_HINT = ("pass --ignore-budget to start it anyway (it then stops if it really reaches the limit), "
              "or raise the limit with --max-events / --max-memory (budget=None in Python lifts it)")
+MEMORY_HINT = "raise the limit with --max-memory SIZE (Budget(max_memory_bytes=...) in Python)"
 RAISE_HINT = "raise the limit with --max-events N or --max-events inf (Budget(max_events=...) or budget=None in Python)"
 
 

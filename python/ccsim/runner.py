@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ccsim.budget import (DEFAULT_BUDGET, PY_BYTES_PER_CELL, RAISE_HINT, Budget, Estimate, check, estimate_simulation,
+from ccsim.budget import (DEFAULT_BUDGET, MEMORY_HINT, PY_BYTES_PER_CELL, RAISE_HINT, Budget, Estimate, check, estimate_simulation,
                           event_limit, events_field, memory_limit)
 from ccsim.engine import algorithms, build_simulation, load_core
 from ccsim.errors import ArgumentError, BudgetError, ResourceError, ScenarioError
@@ -90,7 +90,8 @@ def simulate(model: Scenario, toml_text: str, seed: int | None = None, progress:
     cpu_started = time.process_time()
     sim = build_simulation(model, seed)
     cost = check(estimate_simulation(sim), model, budget)
-    sim.set_memory_limit(memory_limit(budget, memory_share), PY_BYTES_PER_CELL)
+    memory_ceiling = memory_limit(budget, memory_share)
+    sim.set_memory_limit(memory_ceiling, PY_BYTES_PER_CELL)
     sim.set_event_limit(event_limit(budget), events_field(cost))
     if announce is not None:
         announce(cost)
@@ -113,5 +114,7 @@ def simulate(model: Scenario, toml_text: str, seed: int | None = None, progress:
         raise BudgetError(model.user_field(e.field), f"{e.reason}; {RAISE_HINT}") from None
     except MemoryError as e:  # Python's copy of the tables (the engine raises ResourceError itself)
         if isinstance(e, ResourceError):
+            if budget is not None and memory_ceiling == budget.max_memory_bytes:  # the budget, not the machine
+                raise ResourceError(f"{e}; {MEMORY_HINT}") from None
             raise
         raise ResourceError(f"out of memory: the run's tables did not fit ({cost.describe()} estimated)") from None
