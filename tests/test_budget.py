@@ -123,7 +123,7 @@ def test_each_bomb_is_refused_before_it_runs(tmp_path, bomb):
     line = _one_line_exit_2(result)
     assert line.startswith(f"error: {field}: over the run budget: estimated ")
     assert "events (~" in line and "of memory" in line and "--ignore-budget" in line
-    assert not out.exists() and seconds < 10
+    assert not out.exists() and seconds < 60  # refused up front: a run would take minutes (a shared machine is slow)
     assert _one_line_exit_2(CliRunner().invoke(cli, ["validate", str(path)])) == line
     with pytest.raises(BudgetError) as refused:
         ccsim.run(path)
