@@ -14,6 +14,7 @@ import math
 import numbers
 import shutil
 import textwrap
+from dataclasses import replace
 import tomllib
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ccsim._version import __version__
-from ccsim.budget import DEFAULT_BUDGET, Budget, Estimate, check, estimate_simulation
+from ccsim.budget import DEFAULT_BUDGET, Budget, Estimate, check, estimate_simulation, format_bytes
 from ccsim.engine import algorithms, build_simulation
 from ccsim.errors import ArgumentError, CcsimError, ResourceError
 from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
@@ -70,8 +71,6 @@ def _budget(ignore_budget: bool, max_events: str | None = None, max_memory: str 
     """The budget the command line asks for: the default, with --max-events / --max-memory in place of
     its limits (``inf`` lifts one), and with --ignore-budget not refusing up front (the engine still
     stops a run at the limits; docs/safety.md)."""
-    from dataclasses import replace
-
     budget = DEFAULT_BUDGET
     if max_events is not None:
         budget = replace(budget, max_events=_limit("--max-events", max_events, float))
@@ -122,8 +121,6 @@ def _announce(budget: Budget, cost: Estimate) -> None:
 
 def cost_limits(budget: Budget) -> str:
     """``1e+09 events or 4.0 GiB of memory``."""
-    from ccsim.budget import format_bytes
-
     return f"{budget.max_events:.0e} events or {format_bytes(budget.max_memory_bytes)} of memory"
 
 
