@@ -420,8 +420,9 @@ def test_two_concurrent_resumes_of_one_directory_the_second_is_refused(tmp_path)
     other = _scenario(tmp_path, PLAN.replace("seed = 1", "seed = 7"), "other.toml")
     out = tmp_path / "out"
     ccsim = Path(sys.executable).parent / "ccsim"
+    first_log = open(tmp_path / "first.stderr", "w+")  # what the first sweep said, should it end early
     first = subprocess.Popen([str(ccsim), "sweep", str(plan), "--out", str(out), "--jobs", "1"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                             stdout=subprocess.DEVNULL, stderr=first_log, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while not (out / "sweep.json").exists():  # written under the lock, before the first run
@@ -432,10 +433,11 @@ def test_two_concurrent_resumes_of_one_directory_the_second_is_refused(tmp_path)
             second = subprocess.run([str(ccsim), "sweep", *args, "--out", str(out), "--jobs", "1"],
                                     capture_output=True, text=True, timeout=60)
             lines = second.stderr.strip().splitlines()
-            assert second.returncode == 2 and len(lines) == 1, second.stderr
+            assert second.returncode == 2 and len(lines) == 1, (second.stderr, first.poll(), (tmp_path / "first.stderr").read_text())
             # the other plan may be refused for being another plan before the lock is even tried
             assert lines[0] == locked or (args[0] == str(other) and "different sweep plan" in lines[0]), lines
         assert first.poll() is None  # the first sweep goes on undisturbed
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
+        first_log.close()

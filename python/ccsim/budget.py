@@ -5,7 +5,13 @@ The engine estimates its own cost (``Simulation.estimate_cost``, ``crates/ccsim-
 events, samples, table values, its memory, each split by the resolved field that drives it); this
 module owns the limits, the price of the front end's copy of the tables, and the message. A refusal
 is one :class:`~ccsim.errors.BudgetError` naming the key of the scenario to change, with the
-estimate; ``budget=None`` (Python) or ``--ignore-budget`` (command line) lifts the limits.
+estimate; ``budget=None`` (Python) lifts the limits.
+
+The same limits hold while the run goes: the engine counts its events against ``max_events`` and
+meters its memory against ``max_memory_bytes`` (and the machine's free memory), and stops the run
+with a BudgetError or a ResourceError when it reaches them (``crates/ccsim-core/src/sim/meter.rs``).
+``--ignore-budget`` (``Budget(refuse_up_front=False)``) skips the refusal on the estimate, which is
+an order of magnitude, not the meter; ``--max-events`` / ``--max-memory`` raise the limits themselves.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ if TYPE_CHECKING:
     from ccsim.scenario import Scenario
 
 __all__ = ["Budget", "DEFAULT_BUDGET", "Estimate", "estimate", "estimate_simulation", "check", "check_sweep_size",
-           "ENGINE_EVENTS_PER_S", "PY_BYTES_PER_CELL", "LIFT_HINT", "format_bytes", "memory_limit", "free_memory_bytes"]
+           "ENGINE_EVENTS_PER_S", "PY_BYTES_PER_CELL", "LIFT_HINT", "RAISE_HINT", "MEMORY_HINT", "format_bytes", "memory_limit",
+           "event_limit", "free_memory_bytes", "events_field"]
 
 # Engine throughput on the project's machines (docs/performance.md): 5-10 million events per second
 # of CPU for the examples, tables included; the lower figure, so a time estimate errs long.
@@ -31,17 +38,26 @@ ENGINE_EVENTS_PER_S = 5e6
 # list the engine hands over, the pandas column and the Parquet writer's buffer. Measured with
 # ru_maxrss over runs of 4e6 and 1.5e7 values (50-60 bytes a value, engine included).
 PY_BYTES_PER_CELL = 48
-LIFT_HINT = "pass --ignore-budget (budget=None in Python) to run it anyway"
+LIFT_HINT = ("pass --ignore-budget to start it anyway (it then stops if it really reaches the limit), "
+             "or raise the limit with --max-events / --max-memory (budget=None in Python lifts it)")
+MEMORY_HINT = "raise the limit with --max-memory SIZE (Budget(max_memory_bytes=...) in Python)"
+RAISE_HINT = "raise the limit with --max-events N or --max-events inf (Budget(max_events=...) or budget=None in Python)"
 
 
 @dataclass(frozen=True)
 class Budget:
     """The limits of one run (events, memory) and of one sweep (runs). The defaults are about two
-    orders of magnitude above the examples and the registered experiments."""
+    orders of magnitude above the examples and the registered experiments.
+
+    ``refuse_up_front``: refuse a run whose estimate, or a sweep whose size, is over the limits before
+    it starts. False (``--ignore-budget``) starts it anyway; the engine still stops a run that really
+    processes more than ``max_events`` events or holds more than ``max_memory_bytes``. ``math.inf``
+    lifts a limit."""
 
     max_events: float = 1e9  # about 3 minutes of engine CPU at ENGINE_EVENTS_PER_S
     max_memory_bytes: float = 4 * 2**30
     max_sweep_runs: int = 100_000
+    refuse_up_front: bool = True
 
 
 DEFAULT_BUDGET = Budget()
@@ -94,8 +110,9 @@ def estimate(scenario: "Scenario") -> Estimate:
 
 def check(cost: Estimate, scenario: "Scenario", budget: Budget | None = DEFAULT_BUDGET) -> Estimate:
     """``cost`` if it is within ``budget`` (``None``: no limit); else a BudgetError naming the key of
-    ``scenario`` that drives the largest part of what is over."""
-    if budget is None:
+    ``scenario`` that drives the largest part of what is over. A budget that does not refuse up front
+    passes every estimate (the engine meters the run against it instead)."""
+    if budget is None or not budget.refuse_up_front:
         return cost
     over = []
     if cost.events > budget.max_events:
@@ -121,7 +138,7 @@ def check_sweep_size(points: int, repetitions: int, budget: Budget | None, field
     """A plan of ``points`` x ``repetitions`` runs, refused before its points are expanded if that is
     more than ``budget.max_sweep_runs``; the error names ``field`` (the grid or the points), or
     ``sweep.repetitions`` when the points alone are within the limit."""
-    if budget is None:
+    if budget is None or not budget.refuse_up_front:
         return
     runs = points * repetitions
     if runs > budget.max_sweep_runs:
@@ -132,16 +149,33 @@ def check_sweep_size(points: int, repetitions: int, budget: Budget | None, field
         )
 
 
-def memory_limit(budget: Budget | None) -> float | None:
+def memory_limit(budget: Budget | None, share: float = 1.0) -> float | None:
     """What a run may take as it grows, metered by the engine (``Simulation.set_memory_limit``): the
     budget's memory, and never more than 80 % of what the machine has free now (the free memory, and
     the address-space limit of ``ulimit -v``), so a run whose budget was lifted, or one the estimate
-    misjudged, ends with a ResourceError instead of being killed or aborted. None: nothing known."""
-    limits = [budget.max_memory_bytes] if budget is not None else []
+    misjudged, ends with a ResourceError instead of being killed or aborted. ``share``: the part of
+    the free memory this run may count on (``1/jobs`` for one of ``jobs`` sweep workers running at
+    once on this machine). None: nothing known."""
+    limits = [budget.max_memory_bytes] if budget is not None and math.isfinite(budget.max_memory_bytes) else []
     free = free_memory_bytes()
     if free is not None:
-        limits.append(0.8 * free)
+        limits.append(0.8 * free * share)
     return min(limits) if limits else None
+
+
+def event_limit(budget: Budget | None) -> int | None:
+    """How many events a run may process before the engine stops it: the budget's ``max_events``
+    (None: no limit)."""
+    if budget is None or not math.isfinite(budget.max_events):
+        return None
+    return max(0, int(budget.max_events))
+
+
+def events_field(cost: Estimate) -> str:
+    """The resolved field that drives most of the estimated events (``duration_ns`` if none does)."""
+    if not cost.drivers:
+        return "duration_ns"
+    return max(cost.drivers, key=lambda d: d[1])[0]
 
 
 def free_memory_bytes() -> float | None:

@@ -14,6 +14,7 @@ import math
 import numbers
 import shutil
 import textwrap
+from dataclasses import replace
 import tomllib
 import sys
 from pathlib import Path
@@ -25,13 +26,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from ccsim._version import __version__
-from ccsim.budget import DEFAULT_BUDGET, Budget, Estimate, check, estimate_simulation
+from ccsim.budget import DEFAULT_BUDGET, Budget, Estimate, check, estimate_simulation, format_bytes
 from ccsim.engine import algorithms, build_simulation
-from ccsim.errors import CcsimError, ResourceError
+from ccsim.errors import ArgumentError, CcsimError, ResourceError
 from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
 from ccsim.outdir import is_owned, record_files
 from ccsim.text import safe_for_terminal
-from ccsim.units import format_time
+from ccsim.units import format_time, parse_size
 
 __all__ = ["cli", "main"]
 
@@ -66,18 +67,61 @@ def os_error_text(e: OSError) -> str:
     return f"{' -> '.join(where)}: {reason}" if where else reason
 
 
-def _budget(ignore_budget: bool) -> Budget | None:
-    return None if ignore_budget else DEFAULT_BUDGET
+def _budget(ignore_budget: bool, max_events: str | None = None, max_memory: str | None = None) -> Budget:
+    """The budget the command line asks for: the default, with --max-events / --max-memory in place of
+    its limits (``inf`` lifts one), and with --ignore-budget not refusing up front (the engine still
+    stops a run at the limits; docs/safety.md)."""
+    budget = DEFAULT_BUDGET
+    if max_events is not None:
+        budget = replace(budget, max_events=_limit("--max-events", max_events, float))
+    if max_memory is not None:
+        budget = replace(budget, max_memory_bytes=_limit("--max-memory", max_memory, parse_size))
+    return replace(budget, refuse_up_front=False) if ignore_budget else budget
 
 
-IGNORE_BUDGET_HELP = "Run even if the estimated cost is over the budget (docs/safety.md)."
+def _limit(option: str, text: str, parse: Callable[[str], float]) -> float:
+    """``inf`` (no limit), or a positive number parsed by ``parse``; else a one-line ArgumentError."""
+    if text.strip().lower() in ("inf", "none", "unlimited"):
+        return math.inf
+    try:
+        value = float(parse(text.strip()))
+    except (CcsimError, ValueError):
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        example = "8GB" if option == "--max-memory" else "5e9"
+        raise ArgumentError(f"{option}: must be a positive {'size' if option == '--max-memory' else 'number'} "
+                            f"(e.g. {example}) or inf; got {text!r}")
+    return value
+
+
+def _budget_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--ignore-budget, --max-events and --max-memory (docs/safety.md)."""
+    command = click.option("--max-memory", default=None, metavar="SIZE",
+                           help=f"Memory a run may take (e.g. 16GB, or inf) [default: {DEFAULT_BUDGET.max_memory_bytes / 2**30:.0f} GiB, "
+                                "and never more than 80 % of the free memory].")(command)
+    command = click.option("--max-events", default=None, metavar="N",
+                           help=f"Events a run may process (e.g. 5e9, or inf) [default: {DEFAULT_BUDGET.max_events:.0e}].")(command)
+    return click.option("--ignore-budget", is_flag=True, help=IGNORE_BUDGET_HELP)(command)
+
+
+IGNORE_BUDGET_HELP = ("Start even if the estimated cost (or the sweep's size) is over the budget; the run still stops "
+                      "if it really reaches --max-events or --max-memory (docs/safety.md).")
 # a run estimated to take longer than this (engine CPU) has its estimate printed before it starts
 ANNOUNCE_AFTER_S = 10.0
 
 
-def _announce(cost: Estimate) -> None:
-    if cost.cpu_s > ANNOUNCE_AFTER_S:
+def _announce(budget: Budget, cost: Estimate) -> None:
+    over = cost.events > budget.max_events or cost.memory_bytes > budget.max_memory_bytes
+    if over:  # --ignore-budget let it start: say where it will stop
+        click.echo(f"estimate: {cost.describe()}, over the budget; the run stops if it reaches "
+                   f"{cost_limits(budget)}", err=True)
+    elif cost.cpu_s > ANNOUNCE_AFTER_S:
         click.echo(f"estimate: {cost.describe()}", err=True)
+
+
+def cost_limits(budget: Budget) -> str:
+    """``1e+09 events or 4.0 GiB of memory``."""
+    return f"{budget.max_events:.0e} events or {format_bytes(budget.max_memory_bytes)} of memory"
 
 
 @click.group(name="ccsim", context_settings={"help_option_names": ["-h", "--help"]})
@@ -92,18 +136,21 @@ def cli() -> None:
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Random seed; overrides run.seed.")
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
-@click.option("--ignore-budget", is_flag=True, help=IGNORE_BUDGET_HELP)
+@_budget_options
 @_user_errors
-def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool) -> None:
+def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool,
+        max_events: str | None, max_memory: str | None) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
     # lazy: start-up time (pandas, pyarrow)
     from ccsim.result import check_output_dir
     from ccsim.runner import scenario_source, simulate
 
+    budget = _budget(ignore_budget, max_events, max_memory)
     out = out if out is not None else Path("runs") / scenario.stem
     check_output_dir(out, force)  # before simulating: do not make the user wait to hear this
     model, toml_text = scenario_source(scenario)
-    result = simulate(model, toml_text, seed=seed, progress=True, budget=_budget(ignore_budget), announce=_announce)
+    result = simulate(model, toml_text, seed=seed, progress=True, budget=budget,
+                      announce=functools.partial(_announce, budget))
     result.save(out, force=force, plots=not no_plots)
     console = Console()
     print_summary(result, console)
@@ -130,23 +177,25 @@ def plot(directory: Path) -> None:
 @click.argument("scenarios", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--resolved", is_flag=True, help="Print the resolved document(s) (JSON Lines) instead of 'ok'.")
 @click.option("--estimate", is_flag=True, help="Also print each scenario's estimated cost (events, engine CPU, memory).")
-@click.option("--ignore-budget", is_flag=True, help="Do not refuse a scenario whose estimated cost is over the budget.")
+@_budget_options
 @_user_errors
-def validate(scenarios: tuple[Path, ...], resolved: bool, estimate: bool, ignore_budget: bool) -> None:
+def validate(scenarios: tuple[Path, ...], resolved: bool, estimate: bool, ignore_budget: bool, max_events: str | None,
+             max_memory: str | None) -> None:
     """Check each SCENARIO (or sweep plan) without running it (the engine checks it too when it is installed).
 
     With --resolved, print each scenario's resolved document (docs/resolved-scenario.md) as one line
     of JSON; a sweep plan gives one line per point, in point order.
     """
+    budget = _budget(ignore_budget, max_events, max_memory)
     for path in scenarios:
         text = read_scenario_text(path)
         if _is_sweep_plan(text):
-            _validate_plan(path, resolved, _budget(ignore_budget))
+            _validate_plan(path, resolved, budget)
             continue
         model = Scenario.from_toml_str(text, source=str(path))
         cost = None
         if known_algorithms() is not None:  # the engine checks it too, and estimates its cost
-            cost = check(estimate_simulation(build_simulation(model, model.run.seed)), model, _budget(ignore_budget))
+            cost = check(estimate_simulation(build_simulation(model, model.run.seed)), model, budget)
         if resolved:
             click.echo(json.dumps(model.resolve(), separators=(",", ":")))
             continue
@@ -212,15 +261,15 @@ def list_algorithms() -> None:
 @click.option("--resume", is_flag=True, help="Continue an existing sweep directory: run only the missing runs.")
 @click.option("--force", is_flag=True, help="Replace an existing sweep directory (only the files ccsim wrote there).")
 @click.option("--allow-outside-paths", is_flag=True, help="Let the plan's base file lie outside the plan's directory.")
-@click.option("--ignore-budget", is_flag=True, help="Run even if the plan's size or a run's estimated cost is over the budget.")
+@_budget_options
 @_user_errors
 def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
-          ignore_budget: bool) -> None:
+          ignore_budget: bool, max_events: str | None, max_memory: str | None) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
     from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
     # every point is validated before anything runs or is written (and before pandas is imported)
-    model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget))
+    model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget, max_events, max_memory))
     from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
 
     try:

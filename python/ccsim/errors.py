@@ -62,8 +62,9 @@ class UnitError(ScenarioError):
 
 class BudgetError(ScenarioError):
     """A legal scenario or sweep would cost more than the budget allows (events, memory, runs): refused
-    before it starts, naming the key that drives the cost (docs/safety.md). ``budget=None`` in the API
-    and ``--ignore-budget`` on the command line lift the limit."""
+    before it starts, or stopped by the engine when it really processes more events than the budget
+    allows, naming the key that drives the cost (docs/safety.md). ``--max-events`` / ``--max-memory``
+    (``ccsim.Budget``) move the limits; ``budget=None`` in the API lifts them."""
 
 
 class ConservationError(CcsimError, RuntimeError):

@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ccsim.budget import DEFAULT_BUDGET, PY_BYTES_PER_CELL, Budget, Estimate, check, estimate_simulation, memory_limit
+from ccsim.budget import (DEFAULT_BUDGET, MEMORY_HINT, PY_BYTES_PER_CELL, RAISE_HINT, Budget, Estimate, check, estimate_simulation,
+                          event_limit, events_field, memory_limit)
 from ccsim.engine import algorithms, build_simulation, load_core
-from ccsim.errors import ArgumentError, ResourceError, ScenarioError
+from ccsim.errors import ArgumentError, BudgetError, ResourceError, ScenarioError
 from ccsim.files import MAX_TEXT_BYTES
 from ccsim.progress import ProgressBar
 from ccsim.result import Result
@@ -72,9 +73,12 @@ def run_toml(text: str, seed: int | None = None, progress: bool = False, budget:
 
 
 def simulate(model: Scenario, toml_text: str, seed: int | None = None, progress: bool = False,
-             budget: Budget | None = DEFAULT_BUDGET, announce: Callable[[Estimate], Any] | None = None) -> Result:
+             budget: Budget | None = DEFAULT_BUDGET, announce: Callable[[Estimate], Any] | None = None,
+             memory_share: float = 1.0) -> Result:
     """``run`` for a scenario already loaded, with the TOML text to record in ``meta.json``.
-    ``announce`` is called with the cost estimate once it has passed the budget, before the run."""
+    ``announce`` is called with the cost estimate once it has passed the budget, before the run.
+    The engine meters the run against ``budget`` as it goes (events, memory; ``memory_share`` of the
+    machine's free memory: see :func:`ccsim.budget.memory_limit`)."""
     if not isinstance(model, Scenario):
         raise ArgumentError(f"model: must be a ccsim.Scenario; got {type(model).__name__}")
     seed = model.run.seed if seed is None else seed
@@ -86,7 +90,9 @@ def simulate(model: Scenario, toml_text: str, seed: int | None = None, progress:
     cpu_started = time.process_time()
     sim = build_simulation(model, seed)
     cost = check(estimate_simulation(sim), model, budget)
-    sim.set_memory_limit(memory_limit(budget), PY_BYTES_PER_CELL)
+    memory_ceiling = memory_limit(budget, memory_share)
+    sim.set_memory_limit(memory_ceiling, PY_BYTES_PER_CELL)
+    sim.set_event_limit(event_limit(budget), events_field(cost))
     if announce is not None:
         announce(cost)
     duration_ns = model.run.duration_ns
@@ -104,7 +110,11 @@ def simulate(model: Scenario, toml_text: str, seed: int | None = None, progress:
         # apart from Python's start-up and the imports of pandas/pyarrow/matplotlib.
         raw.setdefault("stats", {})["engine_cpu_s"] = time.process_time() - cpu_started
         return Result.from_engine(raw, model, toml_text=toml_text, seed=seed, wall_time_s=wall_time_s)
+    except BudgetError as e:  # the engine's event ceiling: name the user's key and how to raise it
+        raise BudgetError(model.user_field(e.field), f"{e.reason}; {RAISE_HINT}") from None
     except MemoryError as e:  # Python's copy of the tables (the engine raises ResourceError itself)
         if isinstance(e, ResourceError):
+            if budget is not None and memory_ceiling == budget.max_memory_bytes:  # the budget, not the machine
+                raise ResourceError(f"{e}; {MEMORY_HINT}") from None
             raise
         raise ResourceError(f"out of memory: the run's tables did not fit ({cost.describe()} estimated)") from None

@@ -6,8 +6,7 @@
 
 use std::time::Instant;
 
-use ccsim_core::{Scenario, Simulation};
-use serde_json::json;
+use ccsim_core::{fixtures, Simulation};
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -21,18 +20,17 @@ fn main() {
     let flows = *args.first().unwrap_or(&100);
     let seconds = *args.get(1).unwrap_or(&10);
     let sample_ms = *args.get(2).unwrap_or(&100);
-    let flow_specs: Vec<_> = (0..flows).map(|_| json!({"algorithm": "newreno"})).collect();
-    let scenario: Scenario = serde_json::from_value(json!({
-        "duration_ns": seconds * 1_000_000_000,
-        "sample_interval_ns": sample_ms * 1_000_000,
-        "topology": {"kind": "dumbbell",
-            "bottleneck": {"rate_bps": 1_000_000_000u64, "delay_ns": 5_000_000,
-                           "queue": {"kind": "droptail", "limit_pkts": 833}}},
-        "flows": flow_specs,
-    }))
-    .expect("scenario");
+    // the current resolved document (crates/ccsim-core/src/fixtures.rs), as the front end writes it
+    let traffic: Vec<_> = (0..flows).map(|_| fixtures::newreno()).collect();
+    let scenario = fixtures::dumbbell(1_000_000_000, 5_000_000, 833, seconds * 1_000_000_000, sample_ms * 1_000_000, &traffic);
     let started = Instant::now();
-    let out = Simulation::new(scenario, 1).expect("build").finish().expect("run");
+    let out = match Simulation::from_json(&scenario.to_string(), 1).and_then(|sim| sim.finish()) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
     let wall = started.elapsed().as_secs_f64();
     let pkts = out.stats.bottleneck_packets as f64;
     let util = out.run_summary.iter().find(|(k, _)| k == "bottleneck_utilisation").map(|(_, v)| *v).unwrap_or(f64::NAN);

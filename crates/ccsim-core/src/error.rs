@@ -15,6 +15,10 @@ pub enum SimError {
     /// ends with this error instead of the process aborting. The text says what could not grow.
     #[error("out of memory: {0}")]
     Resources(String),
+    /// The run reached a ceiling the front end set on what it may do (its events: `meter.rs`);
+    /// `field` is the resolved field that drives most of them, as the estimate (`cost.rs`) says.
+    #[error("{field}: {reason}")]
+    Budget { field: String, reason: String },
 }
 
 impl SimError {

@@ -8,6 +8,8 @@
 
 pub mod error;
 pub mod event;
+#[doc(hidden)]
+pub mod fixtures;
 pub mod histogram;
 pub mod link;
 pub mod loss_schedule;

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use ccsim_cc::{ParamKind, ParamValue};
-use ccsim_core::sim::{Cost, MemoryLimit};
+use ccsim_core::sim::{Cost, EventLimit, MemoryLimit};
 use ccsim_core::{Column, SimError, Simulation as CoreSim, Table, Time};
 
 /// The exception `class` of `ccsim.errors` with one message.
@@ -31,6 +31,7 @@ fn py_error(py: Python<'_>, e: SimError) -> PyErr {
         SimError::Scenario { .. } => "ScenarioError",
         SimError::Conservation(_) => "ConservationError",
         SimError::Resources(_) => "ResourceError",
+        SimError::Budget { .. } => "BudgetError",
     };
     named_error(py, class, e.to_string())
 }
@@ -147,6 +148,18 @@ impl Simulation {
             let mut guard = self.lock(py)?;
             let sim = guard.as_mut().ok_or_else(|| finished(py))?;
             sim.set_memory_limit(limit_bytes.map(|bytes| MemoryLimit { bytes, front_end_bytes_per_cell }));
+            Ok(())
+        })
+    }
+
+    /// Stops the run with `BudgetError` (naming `field`) once it has processed more than `events`
+    /// events (None: no limit).
+    #[pyo3(signature = (events, field))]
+    fn set_event_limit(&self, py: Python<'_>, events: Option<u64>, field: String) -> PyResult<()> {
+        guarded(py, || {
+            let mut guard = self.lock(py)?;
+            let sim = guard.as_mut().ok_or_else(|| finished(py))?;
+            sim.set_event_limit(events.map(|events| EventLimit { events, field }));
             Ok(())
         })
     }

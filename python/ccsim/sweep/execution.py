@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 
+from ccsim.budget import Budget
 from ccsim.errors import CcsimError
 from ccsim.progress import ProgressBar
 from ccsim.runner import simulate
@@ -35,12 +36,16 @@ __all__ = ["run_sweep", "execute_run", "die_with_parent", "DASK_CONNECT_TIMEOUT"
 # One run (executes in a worker process: a local pool or a Dask worker)
 
 
-def execute_run(run_id: str, scenario_toml: str, seed: int) -> dict[str, Any]:
+def execute_run(run_id: str, scenario_toml: str, seed: int, budget: Budget | None = None,
+                memory_share: float = 1.0) -> dict[str, Any]:
     """Runs one (scenario, seed) and returns plain data: ``flows`` and ``links`` (Arrow tables of the
-    per-flow and per-link summaries) and ``run`` (the run summary dict). No wall-clock values."""
+    per-flow and per-link summaries) and ``run`` (the run summary dict). No wall-clock values.
+
+    The plan checked every run's estimate against ``budget`` (or was told not to) before any ran;
+    here the engine meters the run against it as it goes, with ``memory_share`` of the machine's
+    free memory (``1/jobs`` in a local pool: the workers share one machine)."""
     scenario = Scenario.from_toml_str(scenario_toml)
-    # the plan checked every run's cost against its budget (or was told not to) before any ran
-    result = simulate(scenario, scenario_toml, seed=seed, budget=None)
+    result = simulate(scenario, scenario_toml, seed=seed, budget=budget, memory_share=memory_share)
     return {
         "run_id": run_id,
         "seed": seed,
@@ -134,11 +139,11 @@ def _run_sweep(
 
             if todo:
                 if client is not None:
-                    _run_dask(todo, client, record)
+                    _run_dask(todo, client, record, plan.budget)
                 elif (jobs or os.cpu_count() or 1) == 1 or len(todo) == 1:
-                    _run_inline(todo, record)
+                    _run_inline(todo, record, plan.budget)
                 else:
-                    _run_pool(todo, jobs or os.cpu_count() or 1, record)
+                    _run_pool(todo, jobs or os.cpu_count() or 1, record, plan.budget)
 
         if failures:
             run_id, error = sorted(failures, key=lambda f: f[0])[0]
@@ -148,25 +153,28 @@ def _run_sweep(
         return SweepResult(plan, out, tables, executed=sorted(executed))
 
 
-def _run_inline(todo: list[SweepRun], record: Callable[..., None]) -> None:
+def _run_inline(todo: list[SweepRun], record: Callable[..., None], budget: Budget | None) -> None:
     for run in todo:
         try:
-            output = execute_run(run.run_id, run.scenario.to_toml(), run.seed)
+            output = execute_run(run.run_id, run.scenario.to_toml(), run.seed, budget)
         except CcsimError as e:
             record(run, None, e)
         else:
             record(run, output, None)
 
 
-def _run_pool(todo: list[SweepRun], jobs: int, record: Callable[..., None]) -> None:
+def _run_pool(todo: list[SweepRun], jobs: int, record: Callable[..., None], budget: Budget | None) -> None:
     # spawn, not fork: the parent may hold threads (a progress bar, a Dask client) that fork would copy
     # in a locked state.
     context = multiprocessing.get_context("spawn")
+    workers = min(jobs, len(todo))
     executor = ProcessPoolExecutor(
-        max_workers=min(jobs, len(todo)), mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+        max_workers=workers, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
     )
     try:
-        futures = {executor.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed): r for r in todo}
+        # each worker may count on its share of the free memory: they run at once on this machine
+        futures = {executor.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed, budget, 1.0 / workers): r
+                   for r in todo}
         for future in as_completed(futures):
             run = futures[future]
             error = future.exception()
@@ -220,14 +228,14 @@ def _connect(cluster: Any) -> tuple[Any, bool]:
         raise CcsimError(f"cannot connect to the Dask scheduler at {cluster}: {e}") from None
 
 
-def _run_dask(todo: list[SweepRun], client: Any, record: Callable[..., None]) -> None:
+def _run_dask(todo: list[SweepRun], client: Any, record: Callable[..., None], budget: Budget | None) -> None:
     from distributed import as_completed as dask_completed  # lazy: optional dependency (ccsim[cluster])
 
     futures = []
     try:
         by_key = {}
         for r in todo:
-            future = client.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed, pure=False, retries=0)
+            future = client.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed, budget, pure=False, retries=0)
             by_key[future.key] = r
             futures.append(future)
         for future in dask_completed(futures):

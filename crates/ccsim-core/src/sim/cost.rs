@@ -33,7 +33,7 @@ use crate::link::Link;
 use crate::packet::ack_wire_bytes;
 use crate::scenario::{Traffic, VoicePattern};
 use crate::sim::flow::{App, Flow};
-use crate::sim::meter::{MemoryLimit, FLOW_BYTES, HELD_PACKET_BYTES, SUMMARY_COLUMNS};
+use crate::sim::meter::{EventLimit, MemoryLimit, FLOW_BYTES, HELD_PACKET_BYTES, SUMMARY_COLUMNS};
 use crate::sim::Simulation;
 
 /// Columns of the per-interval tables, as `recorder.rs` writes them (checked by a test).
@@ -84,6 +84,11 @@ impl Simulation {
     pub fn set_memory_limit(&mut self, limit: Option<MemoryLimit>) {
         self.meter.set_limit(limit);
     }
+
+    /// Sets (or clears) how many events the run may process (`meter.rs`).
+    pub fn set_event_limit(&mut self, limit: Option<EventLimit>) {
+        self.meter.set_event_limit(limit);
+    }
 }
 
 fn estimate(sim: &Simulation) -> Cost {
@@ -123,7 +128,8 @@ fn estimate(sim: &Simulation) -> Cost {
         let end_share = f.route.forward.iter().map(|&l| share[l as usize]).fold(1.0, f64::min);
         let mut passing = 1.0;
         for &l in &f.route.forward {
-            passing = if elastic { end_share } else { passing.min(share[l as usize]) };
+            // (a stream keeps its share of what reaches each link: the shares compound)
+            passing = if elastic { end_share } else { passing * share[l as usize] };
             let pkts = o.wire_bytes * passing / o.packet_bytes;
             carried[l as usize] += pkts;
             events += pkts;
@@ -288,5 +294,119 @@ fn queue_field(name: &str) -> String {
         "topology.access_queue".to_string()
     } else {
         format!("topology.{name}.queue")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The estimate against the engine's own counts, and the ceilings of `meter.rs`.
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::error::SimError;
+    use crate::fixtures::{self, cbr, newreno, web};
+    use crate::sim::meter::EventLimit;
+    use crate::Time;
+
+    const S: u64 = 1_000_000_000;
+
+    /// The single-flow path (10 Mbit/s, 20 ms each way, 84 packets) for `seconds`, sampled every 100 ms.
+    fn sim(seconds: u64, traffic: &[Value]) -> Simulation {
+        let doc = fixtures::dumbbell(10_000_000, 20_000_000, 84, seconds * S, 100_000_000, traffic);
+        Simulation::from_json(&doc.to_string(), 1).expect("a valid resolved document")
+    }
+
+    fn top_driver(cost: &Cost, by: impl Fn(&Driver) -> f64) -> &str {
+        &cost.drivers.iter().max_by(|a, b| by(a).total_cmp(&by(b))).expect("drivers").field
+    }
+
+    #[test]
+    fn the_series_cells_are_counted_exactly() {
+        let mut s = sim(10, &[newreno(), cbr(1_000_000)]);
+        let cost = s.cost();
+        assert_eq!(cost.samples, 100.0);
+        s.run_until(s.end()).unwrap();
+        assert_eq!(cost.series_cells, s.recorder.cells() as f64);
+    }
+
+    #[test]
+    fn the_events_of_a_bulk_transfer_are_within_a_factor_of_two() {
+        let mut s = sim(10, &[newreno()]);
+        let estimated = s.cost().events;
+        s.run_until(s.end()).unwrap();
+        let actual = s.recorder.stats.events as f64;
+        assert!(estimated > actual / 2.0 && estimated < actual * 2.0, "estimated {estimated}, processed {actual}");
+    }
+
+    #[test]
+    fn a_1000_gbit_cbr_source_is_priced_at_one_emit_per_packet_and_blamed_on_its_rate() {
+        let cost = sim(10, &[newreno(), cbr(1_000_000_000_000)]).cost();
+        let emits = 1e12 * 10.0 / 8.0 / 1028.0;
+        assert!(cost.events > emits && cost.events < 3.0 * emits, "{} events for {emits} emits", cost.events);
+        assert_eq!(top_driver(&cost, |d| d.events), "flows[1].traffic.rate_bps");
+        // its packets are dropped at the 1 Gbit/s access link: the bottleneck carries at most its rate
+        assert!(cost.bottleneck_packets <= 10e6 * 10.0 / 8.0 / 1028.0 + 1.0, "{}", cost.bottleneck_packets);
+    }
+
+    #[test]
+    fn web_arrivals_are_priced_per_transfer_and_blamed_on_the_arrival_rate() {
+        let cost = sim(10, &[web(1e9, 50_000)]).cost();
+        assert_eq!(cost.web_transfers, 1e10);
+        assert_eq!(cost.summary_cells, (1e10 + 1.0) * SUMMARY_COLUMNS);
+        assert_eq!(top_driver(&cost, |d| d.engine_bytes), "flows[0].traffic.arrival_rate");
+        assert!(cost.engine_bytes >= 1e10 * FLOW_BYTES);
+    }
+
+    #[test]
+    fn a_tiny_sample_interval_is_blamed_on_the_sample_interval() {
+        let doc = fixtures::dumbbell(10_000_000, 20_000_000, 84, 10 * S, 1, &[newreno()]);
+        let cost = Simulation::from_json(&doc.to_string(), 1).unwrap().cost();
+        assert_eq!(cost.samples, 1e10);
+        assert_eq!(top_driver(&cost, |d| d.engine_bytes), "sample_interval_ns");
+        assert_eq!(top_driver(&cost, |d| d.events), "sample_interval_ns");
+    }
+
+    #[test]
+    fn an_absurd_duration_gives_an_absurd_but_finite_estimate() {
+        let cost = sim(1_000_000_000, &[newreno()]).cost();
+        // 10 Mbit/s for 1e9 s: about 8e11 segments, each an event at two links, an ACK and a timer
+        assert!(cost.events.is_finite() && cost.events > 1e12, "{}", cost.events);
+        assert!(cost.engine_bytes.is_finite() && cost.engine_bytes > 1e12);
+    }
+
+    #[test]
+    fn the_event_ceiling_stops_the_run_naming_the_field_and_the_run_stays_stopped() {
+        let mut s = sim(10, &[newreno(), cbr(1_000_000_000_000)]);
+        s.set_event_limit(Some(EventLimit { events: 100_000, field: "flows[1].traffic.rate_bps".into() }));
+        let err = s.run_until(s.end()).unwrap_err();
+        let SimError::Budget { field, reason } = &err else { panic!("{err:?}") };
+        assert_eq!(field, "flows[1].traffic.rate_bps");
+        assert!(reason.contains("limit of 100000 events"), "{reason}");
+        assert_eq!(s.recorder.stats.events, 100_001);
+        assert!(s.now() < Time::from_secs(1));
+        assert_eq!(s.run_until(s.end()).unwrap_err(), err);
+    }
+
+    #[test]
+    fn a_ceiling_cleared_again_lets_the_same_run_go_to_the_end() {
+        let mut s = sim(1, &[newreno(), cbr(100_000_000)]);
+        s.set_event_limit(Some(EventLimit { events: 1000, field: "duration_ns".into() }));
+        s.set_event_limit(None);
+        s.run_until(s.end()).unwrap();
+        assert!(s.recorder.stats.events > 10_000 && s.now() == s.end());
+    }
+
+    #[test]
+    fn the_memory_meter_stops_a_run_whose_tables_outgrow_the_limit() {
+        let doc = fixtures::dumbbell(10_000_000, 20_000_000, 84, 10 * S, 1_000_000, &[newreno()]);
+        let mut s = Simulation::from_json(&doc.to_string(), 1).unwrap();
+        s.set_memory_limit(Some(MemoryLimit { bytes: 1e6, front_end_bytes_per_cell: 48.0 }));
+        let err = s.run_until(s.end()).unwrap_err();
+        assert!(matches!(err, SimError::Resources(_)), "{err:?}");
+        // 1 MB at 56 bytes a value: stopped at the first sample past that, well before the end
+        let cells = s.recorder.cells() as f64;
+        assert!(cells > 1000.0 && cells * 56.0 < 1e6 + 100.0 * 56.0, "{cells} cells");
+        assert!(s.now() < Time::from_secs(2), "{:?}", s.now());
     }
 }

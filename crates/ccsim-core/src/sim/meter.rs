@@ -1,9 +1,14 @@
-//! The memory meter: while a run goes, the parts of its memory that grow with what the user asked
+//! The meter: while a run goes, the parts of its memory that grow with what the user asked
 //! for (table values, web transfers, packets held by the links) are counted at every sample and web
 //! arrival against the limit the front end sets (its budget, or what the machine has free). A run
 //! whose limits were lifted, or one the estimate (`cost.rs`) misjudged, ends with
 //! `SimError::Resources` before the machine runs out of memory, instead of being killed by the
 //! kernel or aborted by a failed allocation. The sizes here are the estimate's too.
+//!
+//! The events the run processes are counted against a ceiling too (`EventLimit`): CPU is the other
+//! thing a legal scenario can exhaust (a 1000 Gbit/s CBR source into a 10 Mbit/s link costs 10^8
+//! events per simulated second and holds almost no memory). Events, not seconds of CPU: a run stops
+//! at the same point on every machine, so the error is reproducible.
 
 use std::mem::size_of;
 
@@ -33,16 +38,45 @@ pub struct MemoryLimit {
     pub front_end_bytes_per_cell: f64,
 }
 
-/// The limit, and the bytes the links held at the last count.
+/// How many events the run may process, as the front end sets it (its budget), and the resolved
+/// field that drives most of them (named by the error, so the user knows what to change).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventLimit {
+    pub events: u64,
+    pub field: String,
+}
+
+/// The limits, and the bytes the links held at the last count.
 #[derive(Default)]
 pub(crate) struct MemoryMeter {
     limit: Option<MemoryLimit>,
+    event_limit: Option<EventLimit>,
     held_bytes: f64,
 }
 
 impl MemoryMeter {
     pub fn set_limit(&mut self, limit: Option<MemoryLimit>) {
         self.limit = limit;
+    }
+
+    pub fn set_event_limit(&mut self, limit: Option<EventLimit>) {
+        self.event_limit = limit;
+    }
+
+    /// The run has processed `events` events, the last at `now`: an error once that is over the limit.
+    #[inline]
+    pub fn count_event(&self, now: Time, events: u64) -> Result<(), SimError> {
+        match &self.event_limit {
+            Some(limit) if events > limit.events => Err(SimError::Budget {
+                field: limit.field.clone(),
+                reason: format!(
+                    "the run reached its limit of {} events at {:.3} s of simulated time and was stopped",
+                    limit.events,
+                    now.as_secs_f64()
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The run holds `cells` table values and `flows` flows at `now`; `links`, when given, are

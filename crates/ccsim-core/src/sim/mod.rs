@@ -29,7 +29,7 @@ mod transport;
 mod web;
 
 pub use cost::{Cost, Driver};
-pub use meter::MemoryLimit;
+pub use meter::{EventLimit, MemoryLimit};
 
 use crate::sim::meter::MemoryMeter;
 pub use output::{RunOutput, RunStats};
@@ -142,6 +142,10 @@ impl Simulation {
             let (time, event) = self.events.pop().expect("peeked");
             self.now = time;
             self.recorder.stats.events += 1;
+            if let Err(e) = self.meter.count_event(self.now, self.recorder.stats.events) {
+                self.failed = Some(e.clone());
+                return Err(e);
+            }
             if let Err(e) = self.handle(event) {
                 self.failed = Some(e);
             }
