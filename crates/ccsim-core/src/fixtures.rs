@@ -13,7 +13,8 @@ pub fn tcp_freebsd9() -> Value {
            "rwnd_bytes": 64u64 << 20, "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
            "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
            "ssthresh_whole_packets": false, "sack_recovery": "rfc6675", "slow_start_rule": "freebsd",
-           "recovery_window": "rfc6675", "delayed_ack_rule": "rfc5681", "loss_detection": "dupack"})
+           "recovery_window": "rfc6675", "delayed_ack_rule": "rfc5681", "loss_detection": "dupack",
+           "partial_ack_rto": "every", "send_jitter_ns": 125_000u64})
 }
 
 /// A NewReno bulk transfer's `traffic`.
