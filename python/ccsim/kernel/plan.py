@@ -6,6 +6,7 @@ resolved document (docs/resolved-scenario.md) and what the testbed lacks.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,13 @@ class Plan:
     access_delay_ns: int
     tcp: dict[str, Any]
     flows: list[FlowPlan]
+
+
+# Parameter values whose behaviour a twin does not port (docs/kernel.md, "The twins"): refused rather
+# than run as something else.
+UNPORTED_VALUES: dict[tuple[str, str], Any] = {
+    ("htcp", "linux_fixed_point"): True,  # Linux's integer H-TCP law; the twin ports the real-valued one
+}
 
 
 def _refuse(field: str, reason: str) -> None:
@@ -89,6 +97,9 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
             _refuse(f"{where}.traffic.tcp", "TCP settings that differ between flows (they are per namespace)")
         if builtin is None and traffic["algorithm"] not in ported:
             _refuse(f"{where}.traffic.algorithm", f"{traffic['algorithm']} has no kernel twin yet (ported: {', '.join(ported)})")
+        for (algorithm, name), value in UNPORTED_VALUES.items():
+            if builtin is None and traffic["algorithm"] == algorithm and traffic["params"].get(name) == value:
+                _refuse(f"{where}.traffic.params.{name}", f"{algorithm} with {name} = {json.dumps(value)}: the twin does not port it")
         transfer = traffic["transfer"]
         plans.append(FlowPlan(
             index=i,

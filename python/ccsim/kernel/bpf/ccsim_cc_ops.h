@@ -11,7 +11,7 @@
  *   cc_ssthresh_after_loss(s, w, loss) -> new ssthresh in bytes
  *   cc_report(s, vals)
  *   optionally (define CC_HAS_<HOOK> before including): cc_on_recovery_exit(s, w, exit),
- *   cc_on_timeout(s, w) (Rust cwnd_event(Loss)), cc_undo_cwnd(s, w, prior_cwnd_bytes)
+ *   cc_on_timeout(s, w, now_ns) (Rust cwnd_event(Loss), every expiry), cc_undo_cwnd(s, w, prior_cwnd_bytes)
  *
  * Hook mapping (Linux net/ipv4/tcp_input.c, tcp_cong.c) to the Rust seam:
  *
@@ -264,7 +264,7 @@ void BPF_PROG(ccsim_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 #ifdef CC_HAS_TIMEOUT
 	else if (ev == CA_EVENT_LOSS) {
 		cc_load(sk, p, &w);
-		cc_on_timeout(&p->alg, &w);
+		cc_on_timeout(&p->alg, &w, bpf_ktime_get_ns());
 		cc_store(sk, p, &w, true);
 	}
 #endif
