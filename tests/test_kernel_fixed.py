@@ -140,3 +140,35 @@ def test_quantise_to_ticks_as_freebsd_h_ertt(fixed):
     # Rust quantise_to_ticks: floor(d / tick) + 1 ticks; tick 0 leaves d alone
     assert fixed(("quantise", 0, 1000), ("quantise", 999, 1000), ("quantise", 1000, 1000), ("quantise", 1234, 0)) == [
         1000, 1000, 2000, 1234]
+
+
+# -- westwood_filter.h against WestwoodPlusBw in crates/ccsim-cc/src/algorithms/rate_estimators.rs ---
+
+def test_westwood_sample_is_bytes_over_the_window(fixed):
+    cases = [(14480, 50_001), (125_000, 100_000), (1, 10**6), (10**9, 40_000)]
+    got = fixed(*[("ww_sample", bk, d) for bk, d in cases])
+    for (bk, d), g in zip(cases, got):
+        assert g == (bk << 16) * 10**6 // d  # Rust: bk as f64 / secs, here rounded down in Q16
+
+
+def test_westwood_cascaded_ewma_matches_the_rust_filter(fixed):
+    def rust(samples):  # WestwoodPlusBw::filter
+        ns = est = 0.0
+        for s in samples:
+            if ns == 0.0 and est == 0.0:
+                ns = est = s
+            else:
+                ns = (7 * ns + s) / 8
+                est = (7 * est + ns) / 8
+        return est
+
+    for samples in ([1.25e6, 1.25e6, 1.25e6], [1.0e6, 2.0e6, 0.5e6], [3.3e4, 1.2e6, 9.0e5]):
+        (g,) = fixed(("ww_filter", *[int(s * Q16) for s in samples]))
+        assert abs(g / Q16 - rust(samples)) < 3 / Q16
+
+
+def test_westwood_bw_rttmin_floor_and_product(fixed):
+    # bw_rttmin_bytes: max(BWE * RTTmin, 2 MSS), no rounding to whole segments
+    got = fixed(("ww_bwrtt", int(1.25e6 * Q16), 40_000, 1448), ("ww_bwrtt", int(1e4 * Q16), 40_000, 1448),
+                ("ww_bwrtt", int(123456.5 * Q16), 123_457, 1000))
+    assert got == [50_000, 2 * 1448, int(123456.5 * 0.123457)]

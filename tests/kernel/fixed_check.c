@@ -52,8 +52,16 @@ int main(void)
 			r = cwnd;
 		}
 #ifdef WESTWOOD_FILTER_H
-		else if (!strcmp(fn, "ww_filter"))
-			r = westwood_filter(a[0], a[1], a[2]);
+		else if (!strcmp(fn, "ww_sample"))
+			r = westwood_sample_q16(a[0], a[1]);
+		else if (!strcmp(fn, "ww_filter")) {
+			/* three samples (Q16) from a fresh estimator: BWE after them */
+			struct ww_filter f = {};
+			for (int i = 0; i < 3; i++)
+				westwood_filter_update(&f, a[i]);
+			r = f.bw_est_q16;
+		} else if (!strcmp(fn, "ww_bwrtt"))
+			r = westwood_bw_rttmin_bytes(a[0], a[1], a[2]);
 #endif
 #ifdef BINOMIAL_POWER_H
 		else if (!strcmp(fn, "pow_q16"))

@@ -11,7 +11,7 @@
  *   cc_ssthresh_after_loss(s, w, loss) -> new ssthresh in bytes
  *   cc_report(s, vals)
  *   optionally (define CC_HAS_<HOOK> before including): cc_on_recovery_exit(s, w, exit),
- *   cc_on_timeout(s, w, now_ns) (Rust cwnd_event(Loss), every expiry), cc_undo_cwnd(s, w, prior_cwnd_bytes)
+ *   cc_on_timeout(s, w, now_ns, first_expiry) (Rust cwnd_event(Loss), every expiry; see below), cc_undo_cwnd(s, w, prior_cwnd_bytes)
  *
  * Hook mapping (Linux net/ipv4/tcp_input.c, tcp_cong.c) to the Rust seam:
  *
@@ -29,7 +29,12 @@
  *               handed over with in_recovery = true, the Rust order (loss first, then on_ack).
  *  cwnd_event   CA_EVENT_COMPLETE_CWR is the end of fast recovery: cc_on_recovery_exit (default
  *               RFC 6582 option 1, as the Rust trait) after Linux has set cwnd = ssthresh.
- *               CA_EVENT_LOSS is a timeout: cc_on_timeout.
+ *               CA_EVENT_LOSS is a timeout: cc_on_timeout. Linux's tcp_enter_loss calls ssthresh
+ *               (first expiry only) and then CA_EVENT_LOSS in the same call, and nothing tells the
+ *               ssthresh hook which of the two losses it serves: it reports a fast retransmit, and
+ *               cc_on_timeout learns with first_expiry that ssthresh ran for this timeout (less than
+ *               1 ms before), so an algorithm whose bookkeeping differs (counters, RTTmin reset)
+ *               corrects it there. The ssthresh value is the same for both kinds in every twin.
  *  undo_cwnd    a spurious loss: cc_undo_cwnd, default Linux tcp_reno_undo_cwnd.
  *
  * The window: Linux counts whole segments, the Rust code bytes. The byte window lives in the
@@ -45,6 +50,7 @@ struct cc_glue {
 	__u64 cwnd_bytes;     /* byte window; snd_cwnd == cwnd_bytes / mss while nothing else wrote it */
 	__u32 pending_acked;  /* segments cumulatively acked by the ACK waiting for cong_avoid */
 	__u32 pending_rtt_us; /* its RTT sample (0: none) */
+	__u32 ssthresh_us;    /* cc_time32_us of the last ssthresh call (0: none) */
 	__u8 pending;
 };
 
@@ -235,6 +241,7 @@ __u32 BPF_PROG(ccsim_ssthresh, struct sock *sk)
 	loss.bytes_in_flight = (__u64)cc_min(tp->packets_out, tp->snd_cwnd) * w.mss_bytes;
 	loss.min_rtt_ns = (__u64)tp->rtt_min.s[0].v * CC_NSEC_PER_USEC;
 	loss.srtt_ns = (__u64)(tp->srtt_us >> 3) * CC_NSEC_PER_USEC;
+	p->glue.ssthresh_us = cc_time32_us(loss.now_ns) | 1;
 	ssthresh = cc_ssthresh_after_loss(&p->alg, &w, &loss);
 	cc_flush_pending(sk, p, true);
 	return cc_ssthresh_pkts(ssthresh, w.mss_bytes);
@@ -259,12 +266,16 @@ void BPF_PROG(ccsim_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 #else
 		cc_default_recovery_exit(&w, &e);
 #endif
-		cc_store(sk, p, &w, false);
+		cc_store(sk, p, &w, true);
 	}
 #ifdef CC_HAS_TIMEOUT
 	else if (ev == CA_EVENT_LOSS) {
+		__u64 now = bpf_ktime_get_ns();
+		bool first = p->glue.ssthresh_us && cc_since32_us(cc_time32_us(now), p->glue.ssthresh_us) < 1000;
+
+		p->glue.ssthresh_us = 0;
 		cc_load(sk, p, &w);
-		cc_on_timeout(&p->alg, &w, bpf_ktime_get_ns());
+		cc_on_timeout(&p->alg, &w, now, first);
 		cc_store(sk, p, &w, true);
 	}
 #endif

@@ -275,7 +275,7 @@ static __always_inline void cc_on_recovery_exit(struct cc_state *s, struct cc_wi
 }
 
 #define CC_HAS_TIMEOUT
-static __always_inline void cc_on_timeout(struct cc_state *s, struct cc_window *w, __u64 now_ns)
+static __always_inline void cc_on_timeout(struct cc_state *s, struct cc_window *w, __u64 now_ns, bool first_expiry)
 {
 	/* every expiry restarts D and the throughput count (Rust: the repeated-RTO branch) */
 	s->last_cong = cc_time32_us(now_ns);
