@@ -88,6 +88,8 @@ def test_newreno_has_a_twin():
         ('algorithm = "newreno"', 'algorithm = "newreno"\ndirection = "reverse"', "flows[0].route.direction"),
         ('algorithm = "newreno"', 'algorithm = "newreno"\naccess_delay = { uniform = ["5ms", "30ms"] }', "flows[0].access_delay"),
         ('algorithm = "newreno"', 'kind = "cbr"\nrate = "1Mbit"', "flows[0].traffic.kind"),
+        ('algorithm = "newreno"', 'algorithm = "htcp"\nparams = { linux_fixed_point = true }',
+         "flows[0].traffic.params.linux_fixed_point"),
     ],
 )
 def test_unsupported_features_are_refused_naming_the_field(edit, replacement, field):
@@ -207,3 +209,85 @@ def _tagged(harness_pid: int) -> list[int]:
             except OSError:
                 pass
     return found
+
+
+# -- each twin on the testbed beside the simulator ---------------------------------------------------
+
+TWIN_RUN = """
+[run]
+duration = "12s"
+sample_interval = "100ms"
+seed = 1
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbit"
+bottleneck_delay = "20ms"
+queue = "84pkt"
+[tcp]
+profile = "linux"
+[[flows]]
+algorithm = "{algorithm}"
+"""
+
+
+def _kernel_and_simulator(tmp_path: Path, algorithm: str):
+    """The same 12 s scenario (10 Mbit/s, 2 x 20 ms, 84 packets, linux profile) on the testbed and in
+    the simulator."""
+    from ccsim.result import Result
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TWIN_RUN.format(algorithm=algorithm))
+    runs = {}
+    for backend, cmd in (("kernel", ["testbed", "run"]), ("sim", ["run"])):
+        out = tmp_path / backend
+        proc = subprocess.run([*CCSIM, *cmd, str(scenario), "--out", str(out), "--no-plots"],
+                              capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stderr
+        runs[backend] = Result.load(out)
+    return runs["kernel"], runs["sim"]
+
+
+def _metric_table(r):
+    """cc_metrics as one row per sample instant, one column per metric."""
+    return r.cc_metrics.pivot_table(index="time_s", columns="name", values="value")
+
+
+# Goodput of a 12 s run, kernel against simulator: the handshake (one RTT) and tbf's idle-link
+# shortcut (docs/kernel.md) are the known differences; 10 % is the issue's target for 60 s runs.
+GOODPUT_TOLERANCE = 0.10
+
+
+def _check_goodput(kernel, sim):
+    gk, gs = kernel.summary.iloc[0]["goodput_bps"], sim.summary.iloc[0]["goodput_bps"]
+    assert abs(gk - gs) <= GOODPUT_TOLERANCE * gs, f"kernel {gk / 1e6:.3f} vs simulator {gs / 1e6:.3f} Mbit/s"
+
+
+def test_htcp_twin_follows_the_htcp_law_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "htcp")
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel)
+    assert m["congestion_events"].iloc[-1] >= 1, "the drop-tail queue must overflow in 12 s"
+    assert ((m["beta"] >= 0.5 - 1e-4) & (m["beta"] <= 0.8)).all()
+    # rtt_scale = clamp(RTTmin / 100 ms, 0.1, 2) and alpha = 2 (1 - beta) max(1, alpha_raw rtt_scale)
+    # (htcp.rs alpha_real); the ACK that changes beta at a loss recomputes alpha only at the next ACK
+    live = m[m["min_rtt_ms"] > 0]
+    scale = (live["min_rtt_ms"] / 100).clip(0.1, 2.0)
+    assert ((live["rtt_scale"] - scale).abs() < 2e-4).all()
+    alpha = 2 * (1 - live["beta"]) * (live["alpha_raw"] * live["rtt_scale"]).clip(lower=1.0)
+    agree = ((live["alpha"] - alpha).abs() <= 1e-3 * alpha + 1e-4).mean()
+    assert agree >= 0.95, f"alpha follows the law in only {agree:.0%} of the samples"
+    # alpha_raw grows with the time since the last congestion event (Eq. 2)
+    assert m["alpha_raw"].max() > 2.0
+
+
+def test_westwood_twin_estimates_the_bottleneck_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "westwood")
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel)
+    late = m[m.index >= 4.0]
+    payload_bytes_per_s = 10e6 / 8 * 1448 / 1500
+    # BWE in steady state is the bottleneck's payload rate (the queue never empties)
+    assert ((late["bw_est_bytes_per_s"] - payload_bytes_per_s).abs() < 0.10 * payload_bytes_per_s).all()
+    assert ((late["bwe_rttmin_bytes"] - late["bw_est_bytes_per_s"] * late["rtt_min_ms"] / 1000).abs() <= 2).all()
+    assert 40.0 <= late["rtt_min_ms"].iloc[-1] < 41.5
+    assert m["fast_retransmits"].iloc[-1] >= 1 and m["bw_samples"].iloc[-1] >= 100
