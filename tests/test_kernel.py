@@ -291,3 +291,20 @@ def test_westwood_twin_estimates_the_bottleneck_beside_the_simulator(built, tmp_
     assert ((late["bwe_rttmin_bytes"] - late["bw_est_bytes_per_s"] * late["rtt_min_ms"] / 1000).abs() <= 2).all()
     assert 40.0 <= late["rtt_min_ms"].iloc[-1] < 41.5
     assert m["fast_retransmits"].iloc[-1] >= 1 and m["bw_samples"].iloc[-1] >= 100
+
+
+def test_binomial_twin_grows_by_the_iiad_law_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "binomial")  # preset iiad: k = 1, l = 0
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel).join(kernel.flows.set_index("time_s")[["goodput_bps"]], how="inner")
+    live = m[m["w_pkts"] > 0]  # the entry exists from the SYN; the first ACK fills it
+    assert (live["k"] == 1.0).all() and (live["l"] == 0.0).all()
+    assert m["halvings"].iloc[-1] == 1, "only the first decrease halves (ns-2 slowdown())"
+    assert m["decreases"].iloc[-1] >= 2
+    # (Eq. 2, I) per segment acked w grows by alpha / w^2 (k + 1 = 2): over a 100 ms interval
+    # without a decrease, by (segments acked) / w^2; the median over the run is within 10 %
+    acked = m["goodput_bps"] * 0.1 / 8 / 1448
+    expected = acked / m["w_pkts"].shift() ** 2
+    steady = (m["decreases"].diff() == 0) & (m.index > 3.0) & (acked > 0)
+    ratio = (m["w_pkts"].diff() / expected)[steady]
+    assert len(ratio) > 50 and 0.9 < ratio.median() < 1.1, ratio.describe()

@@ -172,3 +172,24 @@ def test_westwood_bw_rttmin_floor_and_product(fixed):
     got = fixed(("ww_bwrtt", int(1.25e6 * Q16), 40_000, 1448), ("ww_bwrtt", int(1e4 * Q16), 40_000, 1448),
                 ("ww_bwrtt", int(123456.5 * Q16), 123_457, 1000))
     assert got == [50_000, 2 * 1448, int(123456.5 * 0.123457)]
+
+
+# -- binomial_power.h against f64::powf, which binomial.rs calls ------------------------------------
+
+@pytest.mark.parametrize("x", [0.0, 0.5, 1.0, 1.5, 2.0])
+def test_binomial_power_within_its_stated_error(fixed, x):
+    windows = [1.0, 1.5, 2.0, 3.7, 10.0, 33.3, 100.0, 1234.5, 65000.0]
+    got = fixed(*[("pow_q16", int(w * Q16), int(x * Q32)) for w in windows])
+    inv = fixed(*[("inv_pow_q32", int(w * Q16), int((x + 1) * Q32)) for w in windows])
+    bound = (x + 1) * 2**-16 * math.log(2) + 2**-25  # binomial_power.h
+    for w, g, i in zip(windows, got, inv):
+        assert abs(g / Q16 - w**x) <= bound * w**x + 1 / Q16, (w, x)
+        want = w ** -(x + 1)
+        assert abs(i / Q32 - want) <= ((x + 2) * 2**-16 * math.log(2) + 2**-25) * want + 1 / Q32, (w, x)
+
+
+def test_binomial_log2(fixed):
+    ws = [1.0, 2.0, 3.0, 100.0, 2.0**20 + 1]
+    got = fixed(*[("log2_q16", int(w * Q16)) for w in ws])
+    for w, g in zip(ws, got):
+        assert 0 <= math.log2(w) - g / Q16 < 2 / Q16, w

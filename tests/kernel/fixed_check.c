@@ -66,6 +66,10 @@ int main(void)
 #ifdef BINOMIAL_POWER_H
 		else if (!strcmp(fn, "pow_q16"))
 			r = binomial_pow_q16(a[0], a[1]);
+		else if (!strcmp(fn, "inv_pow_q32"))
+			r = binomial_inv_pow_q32(a[0], a[1]);
+		else if (!strcmp(fn, "log2_q16"))
+			r = binomial_log2_q16(a[0]);
 #endif
 		else {
 			fprintf(stderr, "unknown function %s\n", fn);
