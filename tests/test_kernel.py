@@ -308,3 +308,20 @@ def test_binomial_twin_grows_by_the_iiad_law_beside_the_simulator(built, tmp_pat
     steady = (m["decreases"].diff() == 0) & (m.index > 3.0) & (acked > 0)
     ratio = (m["w_pkts"].diff() / expected)[steady]
     assert len(ratio) > 50 and 0.9 < ratio.median() < 1.1, ratio.describe()
+
+
+def test_delay_aimd_twin_backs_off_on_delay_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "delay_aimd")
+    _check_goodput(kernel, sim)
+    rk, rs = kernel.summary.iloc[0]["rtt_mean_ms"], sim.summary.iloc[0]["rtt_mean_ms"]
+    assert abs(rk - rs) <= 0.10 * rs, (rk, rs)
+    m = _metric_table(kernel)
+    assert m["delay_backoffs"].iloc[-1] >= 3, "tau reaches tau0 = 20 ms long before the 84-packet queue fills"
+    assert m["loss_backoffs"].iloc[-1] == 0 and kernel.summary.iloc[0]["retransmits"] == 0
+    # line 5 / eq. (3) with delta = 1: beta = min(RTTmin / RTT, 0.9) and tau = RTT - RTTmin, from the
+    # same sample; tau and RTTmin are whole microseconds
+    live = m[m["rtt_min_ms"] > 0]
+    beta = (live["rtt_min_ms"] / (live["rtt_min_ms"] + live["tau_ms"])).clip(upper=0.9)
+    assert ((live["beta"] - beta).abs() < 1e-4).all()
+    # RTTmax stays at or above the latest sample's RTT (line 3)
+    assert (live["rtt_max_ms"] >= live["rtt_min_ms"] + live["tau_ms"] - 1e-3).all()
