@@ -325,3 +325,29 @@ def test_delay_aimd_twin_backs_off_on_delay_beside_the_simulator(built, tmp_path
     assert ((live["beta"] - beta).abs() < 1e-4).all()
     # RTTmax stays at or above the latest sample's RTT (line 3)
     assert (live["rtt_max_ms"] >= live["rtt_min_ms"] + live["tau_ms"] - 1e-3).all()
+
+
+def _two_region(q, q_max, q_min=5.0, q_th=30.0, p_max=0.25):
+    """delay_probability.rs TwoRegion::probability (CHD's defaults), q in ms."""
+    if q <= q_min:
+        return 0.0
+    if q < q_th:
+        return p_max * (q - q_min) / (q_th - q_min)
+    if q == q_th:
+        return p_max
+    if q > q_max or q_max <= q_th:
+        return 0.0
+    return p_max * (q_max - q) / (q_max - q_th)
+
+
+def test_chd_twin_draws_by_the_round_delay_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "chd")
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel)
+    assert m["delay_backoffs"].iloc[-1] >= 3 and m["draws"].iloc[-1] > m["delay_backoffs"].iloc[-1]
+    # each round's draw uses p = g(h_r, q_max) (eq. (2), Fig. 1); a round ending in the congestion
+    # recovery after a backoff updates h_r without a draw, so a few samples show an older p
+    drawn = m[(m["h_r_ms"] > 5.0) & (m["cong_recovery"] == 0)]
+    expected = [_two_region(q, qm) for q, qm in zip(drawn["h_r_ms"], drawn["q_max_ms"])]
+    agree = ((drawn["p"] - expected).abs() < 1e-6).mean()
+    assert len(drawn) > 30 and agree >= 0.8, f"p = g(h_r) in only {agree:.0%} of {len(drawn)} samples"

@@ -181,7 +181,7 @@ static __always_inline void cc_on_timeout(struct cc_state *s, struct cc_window *
 	s->flags &= ~(F_PENDING | F_FIRST_DECREASE | F_LAST_HALVED);
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = (__s64)s->w_q32;
 	vals[1] = (__s64)s->k_q32;

@@ -9,7 +9,7 @@
  *   cc_init(s, w)
  *   cc_on_ack(s, w, ack)
  *   cc_ssthresh_after_loss(s, w, loss) -> new ssthresh in bytes
- *   cc_report(s, vals)
+ *   cc_report(s, vals, mss)
  *   optionally (define CC_HAS_<HOOK> before including): cc_on_recovery_exit(s, w, exit),
  *   cc_on_timeout(s, w, now_ns, first_expiry) (Rust cwnd_event(Loss), every expiry; see below), cc_undo_cwnd(s, w, prior_cwnd_bytes)
  *
@@ -141,7 +141,7 @@ static __always_inline void cc_publish(const struct sock *sk, struct cc_priv *p,
 		m->rtt_last_us = rtt_us;
 	}
 	m->cwnd_bytes = p->glue.cwnd_bytes;
-	cc_report(&p->alg, m->vals);
+	cc_report(&p->alg, m->vals, cc_mss(cc_tcp_sk(sk)));
 }
 
 static __always_inline void cc_deliver_ack(struct sock *sk, struct cc_priv *p, __u32 segments, __u32 rtt_us,

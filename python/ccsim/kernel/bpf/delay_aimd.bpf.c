@@ -252,7 +252,7 @@ static __always_inline void cc_on_timeout(struct cc_state *s, struct cc_window *
 	}
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = s->tau_us;
 	vals[1] = (__s64)tau0_adaptive_us(s);

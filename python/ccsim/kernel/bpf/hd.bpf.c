@@ -148,7 +148,7 @@ static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const st
 	return cc_half_window(loss->bytes_in_flight, mss);
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = s->last_q_us;
 	vals[1] = s->last_q_max_us;

@@ -297,7 +297,7 @@ static __always_inline __u64 cc_undo_cwnd(struct cc_state *s, const struct cc_wi
 	return cc_max(w->cwnd_bytes, prior_cwnd_bytes);
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = s->alpha_q16;
 	vals[1] = s->alpha_raw_q16;

@@ -63,7 +63,7 @@ static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const st
 	return cc_half_window(base, w->mss_bytes);
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = (__s64)s->bytes_acked_in_ca;
 }

@@ -176,7 +176,7 @@ static __always_inline void cc_on_timeout(struct cc_state *s, struct cc_window *
 	w->ssthresh_bytes = bw_rttmin(s, w->mss_bytes);
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = (__s64)s->bw.bw_est_q16;
 	vals[1] = (__s64)s->bw.bw_ns_est_q16;
