@@ -351,3 +351,22 @@ def test_chd_twin_draws_by_the_round_delay_beside_the_simulator(built, tmp_path)
     expected = [_two_region(q, qm) for q, qm in zip(drawn["h_r_ms"], drawn["q_max_ms"])]
     agree = ((drawn["p"] - expected).abs() < 1e-6).mean()
     assert len(drawn) > 30 and agree >= 0.8, f"p = g(h_r) in only {agree:.0%} of {len(drawn)} samples"
+
+
+def test_mpert_twin_follows_its_rules_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "mpert")
+    # Not the 10 % goodput check: after the slow-start overshoot the simulator's PERT and mPERT keep
+    # responding until cwnd is 2-4 segments for about 2 s, the kernel twins stop near 8, so over 12 s
+    # the kernel runs 10-25 % above the simulator (docs/kernel.md, an open item). The kernel run must
+    # still fill the pipe.
+    assert kernel.summary.iloc[0]["goodput_bps"] > 0.8 * 10e6 * 1448 / 1500
+    m = _metric_table(kernel)
+    live = m[m["srtt099_ms"] > 0]
+    assert live["early_responses"].iloc[-1] >= 10, "a single flow keeps the queue short by early responses"
+    # (M4) beta = delta / (delta + delta_max), at most 0.5; (M6) compete iff delta >= 0.5 delta_max,
+    # alpha = 1 outside compete mode; delta_max starts at 100 ms and never falls
+    beta = (live["qdelay_ms"] / (live["qdelay_ms"] + live["delta_max_ms"])).clip(upper=0.5)
+    assert ((live["beta"] - beta).abs() < 1e-4).all()
+    assert (live["compete"] == (live["qdelay_ms"] >= 0.5 * live["delta_max_ms"] - 1e-3)).all()
+    assert (live.loc[live["compete"] == 0, "alpha"] == 1.0).all()
+    assert (live["delta_max_ms"] >= 100.0).all() and live["delta_max_ms"].is_monotonic_increasing

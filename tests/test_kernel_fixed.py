@@ -193,3 +193,31 @@ def test_binomial_log2(fixed):
     got = fixed(*[("log2_q16", int(w * Q16)) for w in ws])
     for w, g in zip(ws, got):
         assert 0 <= math.log2(w) - g / Q16 < 2 / Q16, w
+
+
+# -- loss_interval.h against IntervalEstimator in crates/ccsim-cc/src/algorithms/loss_interval.rs ---
+
+def _rust_mean_interval(intervals: list[float], open_: float) -> float | None:
+    """IntervalEstimator::mean_interval after closing ``intervals`` (oldest first), with ``open_``."""
+    weights = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2]
+    history = list(reversed(intervals))[:8]
+    k = len(history)
+    if k == 0:
+        return None
+
+    def interval(i):
+        return open_ if i == 0 else history[i - 1]
+
+    tot0 = sum(interval(i) * weights[i] for i in range(k))
+    tot1 = sum(interval(i) * weights[i - 1] for i in range(1, k + 1))
+    return max(tot0, tot1) / sum(weights[:k])
+
+
+@pytest.mark.parametrize("seed, events, open_", [(10, 3, 5), (100, 8, 0), (7, 12, 400), (1, 1, 1), (50, 0, 9)])
+def test_tfrc_mean_interval(fixed, seed, events, open_):
+    (got,) = fixed(("li_mean", seed, events, open_))
+    want = _rust_mean_interval([seed + e for e in range(events)], open_)
+    if want is None:
+        assert got == 2**64 - 1
+    else:
+        assert abs(got / Q16 - want) < 1 / Q16

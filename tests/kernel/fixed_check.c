@@ -10,6 +10,9 @@
 #if __has_include("westwood_filter.h")
 #include "westwood_filter.h"
 #endif
+#if __has_include("loss_interval.h")
+#include "loss_interval.h"
+#endif
 #if __has_include("binomial_power.h")
 #include "binomial_power.h"
 #endif
@@ -70,6 +73,19 @@ int main(void)
 			r = binomial_inv_pow_q32(a[0], a[1]);
 		else if (!strcmp(fn, "log2_q16"))
 			r = binomial_log2_q16(a[0]);
+#endif
+#ifdef LOSS_INTERVAL_H
+		else if (!strcmp(fn, "li_mean")) {
+			/* a[0] packets per interval seed, a[1] events: intervals a[0], a[0]+1, ... then a[2] open */
+			struct loss_intervals li = {};
+			__u64 m = 0;
+			for (__u64 e = 0; e < a[1]; e++) {
+				li_add_packets(&li, a[0] + e);
+				li_on_event(&li);
+			}
+			li_add_packets(&li, a[2]);
+			r = li_mean_q16(&li, &m) ? m : ~0ULL;
+		}
 #endif
 		else {
 			fprintf(stderr, "unknown function %s\n", fn);

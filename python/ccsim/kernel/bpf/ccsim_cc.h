@@ -89,6 +89,7 @@ struct cc_loss {
 	enum cc_loss_kind kind;
 	__u32 backoff;
 	__u64 bytes_in_flight;
+	__u64 pipe_bytes; /* Linux's pipe, tcp_packets_in_flight() (Rust LossEvent::pipe_bytes) */
 	__u64 min_rtt_ns;
 	__u64 srtt_ns;
 };
