@@ -33,8 +33,8 @@
  *               (first expiry only) and then CA_EVENT_LOSS in the same call, and nothing tells the
  *               ssthresh hook which of the two losses it serves: it reports a fast retransmit, and
  *               cc_on_timeout learns with first_expiry that ssthresh ran for this timeout (less than
- *               1 ms before), so an algorithm whose bookkeeping differs (counters, RTTmin reset)
- *               corrects it there. The ssthresh value is the same for both kinds in every twin.
+ *               1 ms before), so an algorithm whose timeout rule differs corrects it there: its
+ *               counters, its state, and ssthresh itself (binomial, CHD).
  *  undo_cwnd    a spurious loss: cc_undo_cwnd, default Linux tcp_reno_undo_cwnd.
  *
  * The window: Linux counts whole segments, the Rust code bytes. The byte window lives in the
