@@ -116,6 +116,23 @@ def test_refusal_on_the_command_line_is_one_line_and_writes_nothing(tmp_path):
     assert not out.exists()
 
 
+def test_binomial_defaults_that_depend_on_what_was_given_are_made_explicit():
+    from ccsim.kernel.plan import twin_params
+
+    # binomial.rs Binomial::new: k and l given means custom; aimd's beta is 0.5 unless given
+    assert twin_params("binomial", {"k": 0.5, "l": 0.5}, "f")["preset"] == "custom"
+    assert twin_params("binomial", {"preset": "aimd"}, "f")["beta"] == 0.5
+    assert twin_params("binomial", {"preset": "aimd", "beta": 0.3}, "f")["beta"] == 0.3
+    assert "beta" not in twin_params("binomial", {"preset": "sqrt"}, "f")
+    with pytest.raises(ScenarioError) as err:
+        twin_params("binomial", {"preset": "sqrt", "k": 1.0, "l": 0.0}, "flows[0].traffic")
+    assert err.value.field == "flows[0].traffic.params.preset"
+    with pytest.raises(ScenarioError, match="both k and l"):
+        twin_params("binomial", {"k": 1.0}, "f")
+    with pytest.raises(ScenarioError, match="unstable"):
+        twin_params("binomial", {"k": 0.0, "l": 1.5}, "f")
+
+
 def test_parameters_are_encoded_by_the_naming_rule():
     catalogue = [{"name": "x", "params": [
         {"name": "p_max", "kind": "number", "default": 0.25, "unit": "", "range": "(0, 1]"},
