@@ -284,10 +284,10 @@ def test_htcp_twin_follows_the_htcp_law_beside_the_simulator(built, tmp_path):
     _check_goodput(kernel, sim)
     m = _metric_table(kernel)
     assert m["congestion_events"].iloc[-1] >= 1, "the drop-tail queue must overflow in 12 s"
-    assert ((m["beta"] >= 0.5 - 1e-4) & (m["beta"] <= 0.8)).all()
+    live = m[m["min_rtt_ms"] > 0]  # the entry exists from the SYN; the first ACK fills it
+    assert ((live["beta"] >= 0.5 - 1e-4) & (live["beta"] <= 0.8)).all()
     # rtt_scale = clamp(RTTmin / 100 ms, 0.1, 2) and alpha = 2 (1 - beta) max(1, alpha_raw rtt_scale)
     # (htcp.rs alpha_real); the ACK that changes beta at a loss recomputes alpha only at the next ACK
-    live = m[m["min_rtt_ms"] > 0]
     scale = (live["min_rtt_ms"] / 100).clip(0.1, 2.0)
     assert ((live["rtt_scale"] - scale).abs() < 2e-4).all()
     alpha = 2 * (1 - live["beta"]) * (live["alpha_raw"] * live["rtt_scale"]).clip(lower=1.0)
@@ -316,8 +316,9 @@ def test_binomial_twin_grows_by_the_iiad_law_beside_the_simulator(built, tmp_pat
     m = _metric_table(kernel).join(kernel.flows.set_index("time_s")[["goodput_bps"]], how="inner")
     live = m[m["w_pkts"] > 0]  # the entry exists from the SYN; the first ACK fills it
     assert (live["k"] == 1.0).all() and (live["l"] == 0.0).all()
-    assert m["halvings"].iloc[-1] == 1, "only the first decrease halves (ns-2 slowdown())"
-    assert m["decreases"].iloc[-1] >= 2
+    # the slow-start overshoot ends in one decrease, which halves (ns-2 slowdown()); IIAD's later
+    # decreases (0.6 packets each) come only when the queue fills again, if at all within 12 s
+    assert m["decreases"].iloc[-1] >= 1 and m["halvings"].iloc[-1] == 1
     # (Eq. 2, I) per segment acked w grows by alpha / w^2 (k + 1 = 2): over a 100 ms interval
     # without a decrease, by (segments acked) / w^2; the median over the run is within 10 %
     acked = m["goodput_bps"] * 0.1 / 8 / 1448
