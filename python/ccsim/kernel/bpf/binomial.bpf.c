@@ -63,12 +63,19 @@ static __always_inline __u64 pkts_q32(__u64 bytes, __u64 mss)
 	return cc_mul_div(bytes, CC_Q32_ONE, mss);
 }
 
-/* Rust Binomial::sync: follow cwnd when anything but us changed it. */
+/* The kernel keeps ssthresh in whole segments: the last decrease's ssthresh comes back from it as
+ * floor(pending_bytes / MSS) segments. */
+static __always_inline bool is_pending(const struct cc_state *s, __u64 bytes, __u64 mss)
+{
+	return (s->flags & F_PENDING) && bytes / mss == s->pending_bytes / mss;
+}
+
+/* Rust Binomial::sync: follow cwnd when anything but us changed it; a cwnd back at the last
+ * decrease's value (in whole segments, as the kernel holds it) takes that decrease's exact window. */
 static __always_inline void sync(struct cc_state *s, __u64 cwnd_bytes, __u64 mss)
 {
 	if ((__u32)cwnd_bytes != s->synced_cwnd) {
-		s->w_q32 = ((s->flags & F_PENDING) && s->pending_bytes == (__u32)cwnd_bytes) ? s->pending_w_q32
-											   : pkts_q32(cwnd_bytes, mss);
+		s->w_q32 = is_pending(s, cwnd_bytes, mss) ? s->pending_w_q32 : pkts_q32(cwnd_bytes, mss);
 		s->synced_cwnd = (__u32)cwnd_bytes;
 	}
 }
@@ -161,7 +168,9 @@ static __always_inline void cc_on_recovery_exit(struct cc_state *s, struct cc_wi
 {
 	if (e->after_timeout)
 		return;
-	cc_set_cwnd(w, w->ssthresh_bytes);
+	/* ssthresh as the decrease left it in bytes (the kernel's snd_ssthresh lost the fraction of a
+	 * segment, up to 0.6 packets: as large as IIAD's whole decrease) */
+	cc_set_cwnd(w, is_pending(s, w->ssthresh_bytes, w->mss_bytes) ? s->pending_bytes : w->ssthresh_bytes);
 	sync(s, w->cwnd_bytes, w->mss_bytes);
 }
 
