@@ -88,6 +88,8 @@ def test_newreno_has_a_twin():
         ('algorithm = "newreno"', 'algorithm = "newreno"\ndirection = "reverse"', "flows[0].route.direction"),
         ('algorithm = "newreno"', 'algorithm = "newreno"\naccess_delay = { uniform = ["5ms", "30ms"] }', "flows[0].access_delay"),
         ('algorithm = "newreno"', 'kind = "cbr"\nrate = "1Mbit"', "flows[0].traffic.kind"),
+        ('algorithm = "newreno"', 'algorithm = "htcp"\nparams = { linux_fixed_point = true }',
+         "flows[0].traffic.params.linux_fixed_point"),
     ],
 )
 def test_unsupported_features_are_refused_naming_the_field(edit, replacement, field):
@@ -112,6 +114,23 @@ def test_refusal_on_the_command_line_is_one_line_and_writes_nothing(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "kernel testbed" in proc.stderr
     assert not out.exists()
+
+
+def test_binomial_defaults_that_depend_on_what_was_given_are_made_explicit():
+    from ccsim.kernel.plan import twin_params
+
+    # binomial.rs Binomial::new: k and l given means custom; aimd's beta is 0.5 unless given
+    assert twin_params("binomial", {"k": 0.5, "l": 0.5}, "f")["preset"] == "custom"
+    assert twin_params("binomial", {"preset": "aimd"}, "f")["beta"] == 0.5
+    assert twin_params("binomial", {"preset": "aimd", "beta": 0.3}, "f")["beta"] == 0.3
+    assert "beta" not in twin_params("binomial", {"preset": "sqrt"}, "f")
+    with pytest.raises(ScenarioError) as err:
+        twin_params("binomial", {"preset": "sqrt", "k": 1.0, "l": 0.0}, "flows[0].traffic")
+    assert err.value.field == "flows[0].traffic.params.preset"
+    with pytest.raises(ScenarioError, match="both k and l"):
+        twin_params("binomial", {"k": 1.0}, "f")
+    with pytest.raises(ScenarioError, match="unstable"):
+        twin_params("binomial", {"k": 0.0, "l": 1.5}, "f")
 
 
 def test_parameters_are_encoded_by_the_naming_rule():
@@ -207,3 +226,182 @@ def _tagged(harness_pid: int) -> list[int]:
             except OSError:
                 pass
     return found
+
+
+# -- each twin on the testbed beside the simulator ---------------------------------------------------
+
+TWIN_RUN = """
+[run]
+duration = "12s"
+sample_interval = "100ms"
+seed = 1
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbit"
+bottleneck_delay = "20ms"
+queue = "84pkt"
+[tcp]
+profile = "linux"
+[[flows]]
+algorithm = "{algorithm}"
+"""
+
+
+def _kernel_and_simulator(tmp_path: Path, algorithm: str):
+    """The same 12 s scenario (10 Mbit/s, 2 x 20 ms, 84 packets, linux profile) on the testbed and in
+    the simulator."""
+    from ccsim.result import Result
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TWIN_RUN.format(algorithm=algorithm))
+    runs = {}
+    for backend, cmd in (("kernel", ["testbed", "run"]), ("sim", ["run"])):
+        out = tmp_path / backend
+        proc = subprocess.run([*CCSIM, *cmd, str(scenario), "--out", str(out), "--no-plots"],
+                              capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stderr
+        runs[backend] = Result.load(out)
+    return runs["kernel"], runs["sim"]
+
+
+def _metric_table(r):
+    """cc_metrics as one row per sample instant, one column per metric."""
+    return r.cc_metrics.pivot_table(index="time_s", columns="name", values="value")
+
+
+# Goodput of a 12 s run, kernel against simulator: the handshake (one RTT) and tbf's idle-link
+# shortcut (docs/kernel.md) are the known differences; 10 % is the issue's target for 60 s runs.
+GOODPUT_TOLERANCE = 0.10
+
+
+def _check_goodput(kernel, sim):
+    gk, gs = kernel.summary.iloc[0]["goodput_bps"], sim.summary.iloc[0]["goodput_bps"]
+    assert abs(gk - gs) <= GOODPUT_TOLERANCE * gs, f"kernel {gk / 1e6:.3f} vs simulator {gs / 1e6:.3f} Mbit/s"
+
+
+def test_htcp_twin_follows_the_htcp_law_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "htcp")
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel)
+    assert m["congestion_events"].iloc[-1] >= 1, "the drop-tail queue must overflow in 12 s"
+    live = m[m["min_rtt_ms"] > 0]  # the entry exists from the SYN; the first ACK fills it
+    assert ((live["beta"] >= 0.5 - 1e-4) & (live["beta"] <= 0.8)).all()
+    # rtt_scale = clamp(RTTmin / 100 ms, 0.1, 2) and alpha = 2 (1 - beta) max(1, alpha_raw rtt_scale)
+    # (htcp.rs alpha_real); the ACK that changes beta at a loss recomputes alpha only at the next ACK
+    scale = (live["min_rtt_ms"] / 100).clip(0.1, 2.0)
+    assert ((live["rtt_scale"] - scale).abs() < 2e-4).all()
+    alpha = 2 * (1 - live["beta"]) * (live["alpha_raw"] * live["rtt_scale"]).clip(lower=1.0)
+    agree = ((live["alpha"] - alpha).abs() <= 1e-3 * alpha + 1e-4).mean()
+    assert agree >= 0.95, f"alpha follows the law in only {agree:.0%} of the samples"
+    # alpha_raw grows with the time since the last congestion event (Eq. 2)
+    assert m["alpha_raw"].max() > 2.0
+
+
+def test_westwood_twin_estimates_the_bottleneck_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "westwood")
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel)
+    late = m[m.index >= 4.0]
+    payload_bytes_per_s = 10e6 / 8 * 1448 / 1500
+    # BWE in steady state is the bottleneck's payload rate (the queue never empties)
+    assert ((late["bw_est_bytes_per_s"] - payload_bytes_per_s).abs() < 0.10 * payload_bytes_per_s).all()
+    assert ((late["bwe_rttmin_bytes"] - late["bw_est_bytes_per_s"] * late["rtt_min_ms"] / 1000).abs() <= 2).all()
+    assert 40.0 <= late["rtt_min_ms"].iloc[-1] < 41.5
+    assert m["fast_retransmits"].iloc[-1] >= 1 and m["bw_samples"].iloc[-1] >= 100
+
+
+def test_binomial_twin_grows_by_the_iiad_law_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "binomial")  # preset iiad: k = 1, l = 0
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel).join(kernel.flows.set_index("time_s")[["goodput_bps"]], how="inner")
+    live = m[m["w_pkts"] > 0]  # the entry exists from the SYN; the first ACK fills it
+    assert (live["k"] == 1.0).all() and (live["l"] == 0.0).all()
+    # the slow-start overshoot ends in one decrease, which halves (ns-2 slowdown()); IIAD's later
+    # decreases (0.6 packets each) come only when the queue fills again, if at all within 12 s
+    assert m["decreases"].iloc[-1] >= 1 and m["halvings"].iloc[-1] == 1
+    # (Eq. 2, I) per segment acked w grows by alpha / w^2 (k + 1 = 2): over a 100 ms interval
+    # without a decrease, by (segments acked) / w^2; the median over the run is within 10 %
+    acked = m["goodput_bps"] * 0.1 / 8 / 1448
+    expected = acked / m["w_pkts"].shift() ** 2
+    steady = (m["decreases"].diff() == 0) & (m.index > 3.0) & (acked > 0)
+    ratio = (m["w_pkts"].diff() / expected)[steady]
+    assert len(ratio) > 50 and 0.9 < ratio.median() < 1.1, ratio.describe()
+
+
+def test_binomial_twin_decreases_by_beta_under_random_loss(built, tmp_path):
+    """(Eq. 2, D) with l = 0: each decrease after the first takes beta = 0.6 packets off w. The kernel
+    holds ssthresh in whole segments; a twin that took w back from it lost up to a further packet
+    per decrease (measured: 1.08 instead of 0.54 per 100 ms interval with one decrease)."""
+    from ccsim.result import Result
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TWIN_RUN.format(algorithm="binomial").replace('queue = "84pkt"', 'queue = "84pkt"\nloss = 0.01'))
+    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "k"), "--no-plots"],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    m = _metric_table(Result.load(tmp_path / "k"))
+    m = m[m.index > 3.0]
+    one = m["w_pkts"].diff()[m["decreases"].diff() == 1]  # -0.6 plus under 0.1 of growth
+    assert len(one) >= 10 and -0.7 < one.median() < -0.4, one.describe()
+
+
+def test_delay_aimd_twin_backs_off_on_delay_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "delay_aimd")
+    _check_goodput(kernel, sim)
+    rk, rs = kernel.summary.iloc[0]["rtt_mean_ms"], sim.summary.iloc[0]["rtt_mean_ms"]
+    assert abs(rk - rs) <= 0.10 * rs, (rk, rs)
+    m = _metric_table(kernel)
+    assert m["delay_backoffs"].iloc[-1] >= 3, "tau reaches tau0 = 20 ms long before the 84-packet queue fills"
+    assert m["loss_backoffs"].iloc[-1] == 0 and kernel.summary.iloc[0]["retransmits"] == 0
+    # line 5 / eq. (3) with delta = 1: beta = min(RTTmin / RTT, 0.9) and tau = RTT - RTTmin, from the
+    # same sample; tau and RTTmin are whole microseconds
+    live = m[m["rtt_min_ms"] > 0]
+    beta = (live["rtt_min_ms"] / (live["rtt_min_ms"] + live["tau_ms"])).clip(upper=0.9)
+    assert ((live["beta"] - beta).abs() < 1e-4).all()
+    # RTTmax stays at or above the latest sample's RTT (line 3)
+    assert (live["rtt_max_ms"] >= live["rtt_min_ms"] + live["tau_ms"] - 1e-3).all()
+
+
+def _two_region(q, q_max, q_min=5.0, q_th=30.0, p_max=0.25):
+    """delay_probability.rs TwoRegion::probability (CHD's defaults), q in ms."""
+    if q <= q_min:
+        return 0.0
+    if q < q_th:
+        return p_max * (q - q_min) / (q_th - q_min)
+    if q == q_th:
+        return p_max
+    if q > q_max or q_max <= q_th:
+        return 0.0
+    return p_max * (q_max - q) / (q_max - q_th)
+
+
+def test_chd_twin_draws_by_the_round_delay_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "chd")
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel)
+    assert m["delay_backoffs"].iloc[-1] >= 3 and m["draws"].iloc[-1] > m["delay_backoffs"].iloc[-1]
+    # each round's draw uses p = g(h_r, q_max) (eq. (2), Fig. 1); a round ending in the congestion
+    # recovery after a backoff updates h_r without a draw, so a few samples show an older p
+    drawn = m[(m["h_r_ms"] > 5.0) & (m["cong_recovery"] == 0)]
+    expected = [_two_region(q, qm) for q, qm in zip(drawn["h_r_ms"], drawn["q_max_ms"])]
+    agree = ((drawn["p"] - expected).abs() < 1e-6).mean()
+    assert len(drawn) > 30 and agree >= 0.8, f"p = g(h_r) in only {agree:.0%} of {len(drawn)} samples"
+
+
+def test_mpert_twin_follows_its_rules_beside_the_simulator(built, tmp_path):
+    kernel, sim = _kernel_and_simulator(tmp_path, "mpert")
+    # Not the 10 % goodput check: after the slow-start overshoot, early responses on the still-high
+    # srtt_0.99 drive cwnd down to 2-4 segments for about 2 s in some runs and not in others, on
+    # either side (docs/kernel.md); over 12 s that swings goodput by 10-25 %, over 60 s the two were
+    # within 4.3 %. The kernel run must still fill the pipe.
+    assert kernel.summary.iloc[0]["goodput_bps"] > 0.8 * 10e6 * 1448 / 1500
+    m = _metric_table(kernel)
+    live = m[m["srtt099_ms"] > 0]
+    assert live["early_responses"].iloc[-1] >= 10, "a single flow keeps the queue short by early responses"
+    # (M4) beta = delta / (delta + delta_max), at most 0.5; (M6) compete iff delta >= 0.5 delta_max,
+    # alpha = 1 outside compete mode; delta_max starts at 100 ms and never falls
+    beta = (live["qdelay_ms"] / (live["qdelay_ms"] + live["delta_max_ms"])).clip(upper=0.5)
+    assert ((live["beta"] - beta).abs() < 1e-4).all()
+    assert (live["compete"] == (live["qdelay_ms"] >= 0.5 * live["delta_max_ms"] - 1e-3)).all()
+    assert (live.loc[live["compete"] == 0, "alpha"] == 1.0).all()
+    assert (live["delta_max_ms"] >= 100.0).all() and live["delta_max_ms"].is_monotonic_increasing

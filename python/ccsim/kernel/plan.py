@@ -6,6 +6,7 @@ resolved document (docs/resolved-scenario.md) and what the testbed lacks.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,39 @@ class Plan:
     access_delay_ns: int
     tcp: dict[str, Any]
     flows: list[FlowPlan]
+
+
+# Parameter values whose behaviour a twin does not port (docs/kernel.md, "The twins"): refused rather
+# than run as something else.
+UNPORTED_VALUES: dict[tuple[str, str], Any] = {
+    ("htcp", "linux_fixed_point"): True,  # Linux's integer H-TCP law; the twin ports the real-valued one
+}
+
+
+def twin_params(algorithm: str, params: dict[str, Any], where: str) -> dict[str, Any]:
+    """The scenario's parameters as the twin takes them: defaults that the Rust constructor derives
+    from which parameters were given are made explicit, since the twin receives every parameter as a
+    value (the front end fills in the others at their defaults) and cannot tell a default from a
+    value given. The Rust constructor's checks that depend on the same distinction come along."""
+    out = dict(params)
+    if algorithm == "binomial":  # crates/ccsim-cc/src/algorithms/binomial.rs Binomial::new
+        exponents = [k for k in ("k", "l") if k in params]
+        if exponents:
+            if params.get("preset", "custom") != "custom":
+                raise ScenarioError(f"{where}.params.preset", f"{exponents[0]} is given with preset {params['preset']!r}: set preset = \"custom\"")
+            missing = [k for k in ("k", "l") if k not in params]
+            if missing:
+                raise ScenarioError(f"{where}.params.{missing[0]}", "a custom binomial needs both k and l")
+            out["preset"] = "custom"
+        elif params.get("preset") == "custom":
+            raise ScenarioError(f"{where}.params.k", "a custom binomial needs both k and l")
+        if out.get("preset") == "aimd" and "beta" not in params:
+            out["beta"] = 0.5
+        if float(out.get("l", 0.0)) > 1.0 and not params.get("allow_unstable_l", False):
+            raise ScenarioError(f"{where}.params.l", f"{out['l']} > 1 is unstable (Bansal & Balakrishnan section 2.1); set allow_unstable_l = true to accept it")
+        if float(out.get("beta", 0.6)) >= 1.0:
+            raise ScenarioError(f"{where}.params.beta", f"{out['beta']} must be below 1 (Eq. 2: 0 < beta < 1)")
+    return out
 
 
 def _refuse(field: str, reason: str) -> None:
@@ -89,12 +123,16 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
             _refuse(f"{where}.traffic.tcp", "TCP settings that differ between flows (they are per namespace)")
         if builtin is None and traffic["algorithm"] not in ported:
             _refuse(f"{where}.traffic.algorithm", f"{traffic['algorithm']} has no kernel twin yet (ported: {', '.join(ported)})")
+        for (algorithm, name), value in UNPORTED_VALUES.items():
+            if builtin is None and traffic["algorithm"] == algorithm and traffic["params"].get(name) == value:
+                _refuse(f"{where}.traffic.params.{name}", f"{algorithm} with {name} = {json.dumps(value)}: the twin does not port it")
         transfer = traffic["transfer"]
         plans.append(FlowPlan(
             index=i,
             name=f["name"],
             algorithm=f"{builtin} (kernel)" if builtin else traffic["algorithm"],
-            params=dict(traffic["params"]),
+            params=twin_params(traffic["algorithm"], traffic["params"], f"{where}.traffic") if builtin is None
+            else dict(traffic["params"]),
             intervals=[(iv["start_ns"], iv["stop_ns"]) for iv in f["intervals"]],
             finite_bytes=transfer["bytes"] if transfer["kind"] == "finite" else None,
         ))

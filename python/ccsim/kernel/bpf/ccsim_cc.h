@@ -29,6 +29,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "ccsim_fixed.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -88,6 +89,7 @@ struct cc_loss {
 	enum cc_loss_kind kind;
 	__u32 backoff;
 	__u64 bytes_in_flight;
+	__u64 pipe_bytes; /* Linux's pipe, tcp_packets_in_flight() (Rust LossEvent::pipe_bytes) */
 	__u64 min_rtt_ns;
 	__u64 srtt_ns;
 };
@@ -109,15 +111,6 @@ static __always_inline void cc_set_cwnd(struct cc_window *w, __u64 bytes)
 	w->cwnd_bytes = bytes > w->mss_bytes ? bytes : w->mss_bytes;
 }
 
-static __always_inline __u64 cc_min(__u64 a, __u64 b) { return a < b ? a : b; }
-static __always_inline __u64 cc_max(__u64 a, __u64 b) { return a > b ? a : b; }
-
-/* Rust `half_window`: max(bytes / 2, 2 * MSS). */
-static __always_inline __u64 cc_half_window(__u64 bytes, __u64 mss)
-{
-	return cc_max(bytes / 2, 2 * mss);
-}
-
 /* RFC 6582 section 3.2 step 3 option (1), the Rust trait's default `on_recovery_exit`. */
 static __always_inline void cc_default_recovery_exit(struct cc_window *w, const struct cc_recovery_exit *e)
 {
@@ -125,18 +118,6 @@ static __always_inline void cc_default_recovery_exit(struct cc_window *w, const 
 		__u64 flight = cc_max(e->bytes_in_flight, w->mss_bytes);
 		cc_set_cwnd(w, cc_min(w->ssthresh_bytes, flight + w->mss_bytes));
 	}
-}
-
-/* ---- fixed point ------------------------------------------------------------------------------
- * Q32: x * 2^32 in a u64 (values in [0, 2^32) are fractions below one). Products are taken so that
- * nothing overflows for the ranges the algorithms use; each helper says its bound. */
-#define CC_Q32_ONE (1ULL << 32)
-
-/* a * f where f is Q32 and a < 2^32 * 2^32 / f: splits a to keep 64 bits. Rounds down. */
-static __always_inline __u64 cc_mul_q32(__u64 a, __u64 f_q32)
-{
-	__u64 hi = a >> 32, lo = a & 0xffffffffULL;
-	return hi * f_q32 + ((lo * (f_q32 & 0xffffffffULL)) >> 32) + lo * (f_q32 >> 32);
 }
 
 /* True with probability p (Q32): the per-trial coin of HD, CHD and PERT. */
@@ -179,7 +160,7 @@ static __always_inline bool cc_is_cwnd_limited(const struct sock *sk)
  * One entry per socket, keyed by its local port (the sender binds each flow to a known port). The
  * RTT fields are the glue's own (every RTT sample the kernel hands pkts_acked); `vals` are the
  * algorithm's metrics in the order of CC_METRIC_NAMES, each an integer times its declared scale. */
-#define CC_MAX_METRICS 8
+#define CC_MAX_METRICS 16
 
 struct cc_metrics {
 	__u64 acks;

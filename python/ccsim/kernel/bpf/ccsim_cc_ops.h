@@ -9,9 +9,9 @@
  *   cc_init(s, w)
  *   cc_on_ack(s, w, ack)
  *   cc_ssthresh_after_loss(s, w, loss) -> new ssthresh in bytes
- *   cc_report(s, vals)
+ *   cc_report(s, vals, mss)
  *   optionally (define CC_HAS_<HOOK> before including): cc_on_recovery_exit(s, w, exit),
- *   cc_on_timeout(s, w) (Rust cwnd_event(Loss)), cc_undo_cwnd(s, w, prior_cwnd_bytes)
+ *   cc_on_timeout(s, w, now_ns, first_expiry) (Rust cwnd_event(Loss), every expiry; see below), cc_undo_cwnd(s, w, prior_cwnd_bytes)
  *
  * Hook mapping (Linux net/ipv4/tcp_input.c, tcp_cong.c) to the Rust seam:
  *
@@ -29,7 +29,12 @@
  *               handed over with in_recovery = true, the Rust order (loss first, then on_ack).
  *  cwnd_event   CA_EVENT_COMPLETE_CWR is the end of fast recovery: cc_on_recovery_exit (default
  *               RFC 6582 option 1, as the Rust trait) after Linux has set cwnd = ssthresh.
- *               CA_EVENT_LOSS is a timeout: cc_on_timeout.
+ *               CA_EVENT_LOSS is a timeout: cc_on_timeout. Linux's tcp_enter_loss calls ssthresh
+ *               (first expiry only) and then CA_EVENT_LOSS in the same call, and nothing tells the
+ *               ssthresh hook which of the two losses it serves: it reports a fast retransmit, and
+ *               cc_on_timeout learns with first_expiry that ssthresh ran for this timeout (less than
+ *               1 ms before), so an algorithm whose timeout rule differs corrects it there: its
+ *               counters, its state, and ssthresh itself (binomial, CHD).
  *  undo_cwnd    a spurious loss: cc_undo_cwnd, default Linux tcp_reno_undo_cwnd.
  *
  * The window: Linux counts whole segments, the Rust code bytes. The byte window lives in the
@@ -45,19 +50,45 @@ struct cc_glue {
 	__u64 cwnd_bytes;     /* byte window; snd_cwnd == cwnd_bytes / mss while nothing else wrote it */
 	__u32 pending_acked;  /* segments cumulatively acked by the ACK waiting for cong_avoid */
 	__u32 pending_rtt_us; /* its RTT sample (0: none) */
+	__u32 ssthresh_us;    /* cc_time32_us of the last ssthresh call (0: none) */
 	__u8 pending;
 };
 
+#ifdef CC_STATE_IN_SK_STORAGE
+/* The algorithm's state does not fit the private area: it lives in socket storage, created at
+ * init and freed with the socket (BPF_MAP_TYPE_SK_STORAGE); the private area keeps the glue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cc_state);
+} ccsim_state SEC(".maps");
+
+struct cc_priv {
+	struct cc_glue glue;
+};
+#else
 struct cc_priv {
 	struct cc_glue glue;
 	struct cc_state alg;
 };
+#endif
 
 _Static_assert(sizeof(struct cc_priv) <= 104, "icsk_ca_priv holds 104 bytes");
 
 static __always_inline struct cc_priv *cc_priv(const struct sock *sk)
 {
 	return (struct cc_priv *)cc_inet_csk(sk)->icsk_ca_priv;
+}
+
+/* The algorithm's state of this socket; NULL only if socket storage could not be allocated. */
+static __always_inline struct cc_state *cc_alg(struct sock *sk, struct cc_priv *p)
+{
+#ifdef CC_STATE_IN_SK_STORAGE
+	return bpf_sk_storage_get(&ccsim_state, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+#else
+	return &p->alg;
+#endif
 }
 
 static __always_inline __u8 cc_ca_state(const struct sock *sk)
@@ -121,7 +152,7 @@ static __always_inline __u32 cc_port(const struct sock *sk)
 	return sk->__sk_common.skc_num;
 }
 
-static __always_inline void cc_publish(const struct sock *sk, struct cc_priv *p, __u32 rtt_us)
+static __always_inline void cc_publish(const struct sock *sk, struct cc_priv *p, struct cc_state *a, __u32 rtt_us)
 {
 	__u32 port = cc_port(sk);
 	struct cc_metrics *m = bpf_map_lookup_elem(&ccsim_metrics, &port);
@@ -135,16 +166,19 @@ static __always_inline void cc_publish(const struct sock *sk, struct cc_priv *p,
 		m->rtt_last_us = rtt_us;
 	}
 	m->cwnd_bytes = p->glue.cwnd_bytes;
-	cc_report(&p->alg, m->vals);
+	cc_report(a, m->vals, cc_mss(cc_tcp_sk(sk)));
 }
 
 static __always_inline void cc_deliver_ack(struct sock *sk, struct cc_priv *p, __u32 segments, __u32 rtt_us,
 					   bool in_recovery, bool cwnd_limited)
 {
 	const struct tcp_sock *tp = cc_tcp_sk(sk);
+	struct cc_state *a = cc_alg(sk, p);
 	struct cc_window w;
 	struct cc_ack ack = {};
 
+	if (!a)
+		return;
 	cc_load(sk, p, &w);
 	ack.now_ns = bpf_ktime_get_ns();
 	ack.bytes_acked = (__u64)segments * w.mss_bytes;
@@ -156,9 +190,9 @@ static __always_inline void cc_deliver_ack(struct sock *sk, struct cc_priv *p, _
 	ack.snd_max = tp->snd_nxt;
 	ack.in_recovery = in_recovery;
 	ack.cwnd_limited = cwnd_limited;
-	cc_on_ack(&p->alg, &w, &ack);
+	cc_on_ack(a, &w, &ack);
 	cc_store(sk, p, &w, true);
-	cc_publish(sk, p, rtt_us);
+	cc_publish(sk, p, a, rtt_us);
 }
 
 /* An ACK still waiting for cong_avoid is handed over now. */
@@ -178,9 +212,15 @@ void BPF_PROG(ccsim_init, struct sock *sk)
 	struct cc_metrics zero = {};
 	__u32 port = cc_port(sk);
 
+	struct cc_state *a;
+
 	__builtin_memset(p, 0, sizeof(*p));
+	a = cc_alg(sk, p);
+	if (!a)
+		return;
+	__builtin_memset(a, 0, sizeof(*a));
 	cc_load(sk, p, &w);
-	cc_init(&p->alg, &w);
+	cc_init(a, &w);
 	cc_store(sk, p, &w, false);
 	bpf_map_update_elem(&ccsim_metrics, &port, &zero, BPF_ANY);
 }
@@ -223,8 +263,11 @@ __u32 BPF_PROG(ccsim_ssthresh, struct sock *sk)
 	const struct tcp_sock *tp = cc_tcp_sk(sk);
 	struct cc_window w;
 	struct cc_loss loss = {};
+	struct cc_state *a = cc_alg(sk, p);
 	__u64 ssthresh;
 
+	if (!a)
+		return cc_max(tp->snd_cwnd >> 1U, 2); /* no state: Linux tcp_reno_ssthresh */
 	cc_load(sk, p, &w);
 	loss.now_ns = bpf_ktime_get_ns();
 	loss.kind = CC_LOSS_FAST_RETRANSMIT;
@@ -233,9 +276,11 @@ __u32 BPF_PROG(ccsim_ssthresh, struct sock *sk)
 	 * segments, not less the SACKed and lost ones (Linux's pipe would be several segments smaller
 	 * at small windows), and never more than cwnd, which leaves out limited-transmit segments. */
 	loss.bytes_in_flight = (__u64)cc_min(tp->packets_out, tp->snd_cwnd) * w.mss_bytes;
+	loss.pipe_bytes = (__u64)cc_packets_in_flight(tp) * w.mss_bytes;
 	loss.min_rtt_ns = (__u64)tp->rtt_min.s[0].v * CC_NSEC_PER_USEC;
 	loss.srtt_ns = (__u64)(tp->srtt_us >> 3) * CC_NSEC_PER_USEC;
-	ssthresh = cc_ssthresh_after_loss(&p->alg, &w, &loss);
+	p->glue.ssthresh_us = cc_time32_us(loss.now_ns) | 1;
+	ssthresh = cc_ssthresh_after_loss(a, &w, &loss);
 	cc_flush_pending(sk, p, true);
 	return cc_ssthresh_pkts(ssthresh, w.mss_bytes);
 }
@@ -245,8 +290,11 @@ void BPF_PROG(ccsim_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
 	struct cc_priv *p = cc_priv(sk);
 	const struct tcp_sock *tp = cc_tcp_sk(sk);
+	struct cc_state *a = cc_alg(sk, p);
 	struct cc_window w;
 
+	if (!a)
+		return;
 	if (ev == CA_EVENT_COMPLETE_CWR) {
 		struct cc_recovery_exit e = {};
 
@@ -255,16 +303,20 @@ void BPF_PROG(ccsim_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		e.bytes_in_flight = (__u64)cc_packets_in_flight(tp) * w.mss_bytes;
 		e.after_timeout = false;
 #ifdef CC_HAS_RECOVERY_EXIT
-		cc_on_recovery_exit(&p->alg, &w, &e);
+		cc_on_recovery_exit(a, &w, &e);
 #else
 		cc_default_recovery_exit(&w, &e);
 #endif
-		cc_store(sk, p, &w, false);
+		cc_store(sk, p, &w, true);
 	}
 #ifdef CC_HAS_TIMEOUT
 	else if (ev == CA_EVENT_LOSS) {
+		__u64 now = bpf_ktime_get_ns();
+		bool first = p->glue.ssthresh_us && cc_since32_us(cc_time32_us(now), p->glue.ssthresh_us) < 1000;
+
+		p->glue.ssthresh_us = 0;
 		cc_load(sk, p, &w);
-		cc_on_timeout(&p->alg, &w);
+		cc_on_timeout(a, &w, now, first);
 		cc_store(sk, p, &w, true);
 	}
 #endif
@@ -280,7 +332,11 @@ __u32 BPF_PROG(ccsim_undo_cwnd, struct sock *sk)
 
 	cc_load(sk, p, &w);
 #ifdef CC_HAS_UNDO
-	return (__u32)(cc_undo_cwnd(&p->alg, &w, prior * w.mss_bytes) / w.mss_bytes);
+	struct cc_state *a = cc_alg(sk, p);
+
+	if (!a)
+		return (__u32)cc_max(w.cwnd_bytes / w.mss_bytes, prior);
+	return (__u32)(cc_undo_cwnd(a, &w, prior * w.mss_bytes) / w.mss_bytes);
 #else
 	/* Linux tcp_reno_undo_cwnd, the Rust trait's default */
 	return (__u32)cc_max(w.cwnd_bytes / w.mss_bytes, prior);

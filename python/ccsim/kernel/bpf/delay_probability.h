@@ -7,7 +7,7 @@
 #ifndef CCSIM_DELAY_PROBABILITY_H
 #define CCSIM_DELAY_PROBABILITY_H
 
-#include "ccsim_cc.h"
+#include "ccsim_fixed.h"
 
 struct two_region {
 	__u64 q_min_us;

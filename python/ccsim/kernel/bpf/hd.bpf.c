@@ -20,7 +20,7 @@
 
 #define CC_METRIC_NAMES "q_ms/1000,q_max_ms/1000,p/4294967296,srtt99_ms/1000,draws,delay_backoffs,loss_backoffs,abc_bytes_acked"
 
-enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1 };  /* Rust HalveFrom, in its order */
+enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1, HALVE_FROM_PIPE = 2 }; /* Rust HalveFrom, in its order */
 enum delay_signal { DELAY_SIGNAL_SAMPLE = 0, DELAY_SIGNAL_SRTT99 = 1 }; /* Rust DelaySignal */
 
 CC_PARAM(__u64, p_max__q32, 85899346);          /* 0.02 */
@@ -145,10 +145,10 @@ static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const st
 		return cc_max(w->cwnd_bytes / mss / 2, 2) * mss;
 	if (loss->kind == CC_LOSS_TIMEOUT && loss->backoff > 1)
 		return w->ssthresh_bytes;
-	return cc_half_window(loss->bytes_in_flight, mss);
+	return cc_half_window(param_halve_from == HALVE_FROM_PIPE ? loss->pipe_bytes : loss->bytes_in_flight, mss);
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = s->last_q_us;
 	vals[1] = s->last_q_max_us;

@@ -8,13 +8,14 @@
  *   slow start (cwnd <= ssthresh): cwnd += min(bytes_acked, L * MSS), L = 0 meaning one MSS;
  *   congestion avoidance with ABC: count min(bytes_acked, L * MSS); a full cwnd counted adds one MSS;
  *   without ABC: cwnd += max(MSS * MSS / cwnd, 1) per ACK.
- * Loss: ssthresh = max(base / 2, 2 * MSS), base = FlightSize (halve_from = flight) or cwnd.
+ * Loss: ssthresh = max(base / 2, 2 * MSS), base = FlightSize (halve_from = flight) or Linux's pipe
+ * (pipe); halve_from = cwnd halves cwnd in whole segments (Rust half_cwnd_segments).
  */
 #include "ccsim_cc.h"
 
 #define CC_METRIC_NAMES "abc_bytes_acked"
 
-enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1 }; /* Rust HalveFrom, in its order */
+enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1, HALVE_FROM_PIPE = 2 }; /* Rust HalveFrom, in its order */
 CC_PARAM(__u32, halve_from, HALVE_FROM_FLIGHT);
 
 struct cc_state {
@@ -55,15 +56,16 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const struct cc_window *w,
 						    const struct cc_loss *loss)
 {
-	__u64 base = param_halve_from == HALVE_FROM_CWND ? w->cwnd_bytes : loss->bytes_in_flight;
-
 	s->bytes_acked_in_ca = 0; /* Rust RenoIncrease::reset */
 	if (loss->kind == CC_LOSS_TIMEOUT && loss->backoff > 1)
 		return w->ssthresh_bytes;
-	return cc_half_window(base, w->mss_bytes);
+	if (param_halve_from == HALVE_FROM_CWND)
+		return cc_max(w->cwnd_bytes / w->mss_bytes / 2, 2) * w->mss_bytes; /* Rust half_cwnd_segments */
+	return cc_half_window(param_halve_from == HALVE_FROM_PIPE ? loss->pipe_bytes : loss->bytes_in_flight,
+			      w->mss_bytes);
 }
 
-static __always_inline void cc_report(const struct cc_state *s, __s64 *vals)
+static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
 {
 	vals[0] = (__s64)s->bytes_acked_in_ca;
 }

@@ -42,7 +42,7 @@
 
 #define NAME_PLACEHOLDER "@ccsim@name@@@@" /* 15 characters and the NUL: see ccsim_cc.h */
 #define NAME_BYTES 16
-#define MAX_METRICS 8
+#define MAX_METRICS 16
 #ifndef BPF_F_LINK
 #define BPF_F_LINK (1U << 13)
 #endif
