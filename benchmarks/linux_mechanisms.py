@@ -37,7 +37,8 @@ RULES = {
 ALL_BACK = {k: v for keys in RULES.values() for k, v in keys.items()}
 ROWS = (
     [("linux", {"profile": "linux"})]
-    + [(f"linux, {name} = {keys[name]}", {"profile": "linux", **keys}) for name, keys in RULES.items()]
+    + [("linux, " + ", ".join(f"{k} = {v}" for k, v in keys.items()), {"profile": "linux", **keys})
+       for keys in RULES.values()]
     + [("linux, all five back", {"profile": "linux", **ALL_BACK}), ("freebsd9", {"profile": "freebsd9"})]
 )
 
