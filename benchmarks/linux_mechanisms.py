@@ -3,6 +3,7 @@ docs/linux-tcp.md.
 
     python benchmarks/linux_mechanisms.py                 # seeds 1-10, 0 / 1 / 2 % loss
     python benchmarks/linux_mechanisms.py --seeds 1-3
+    python benchmarks/linux_mechanisms.py --halve-from cwnd   # Linux tcp_reno_ssthresh's quantity
 
 examples/single_flow.toml (10 Mbit/s, 40 ms, 84-packet drop-tail, NewReno, 60 s) with its [tcp] table
 replaced by ``profile = "linux"``, then with one of the five stack rules set back to its freebsd9
@@ -43,17 +44,20 @@ ROWS = (
 )
 
 
-def scenario(tcp: dict, loss: float) -> Scenario:
+def scenario(tcp: dict, loss: float, halve_from: str | None = None) -> Scenario:
     data = tomllib.loads(EXAMPLE.read_text())
     data["tcp"] = tcp
     data["topology"]["loss"] = loss
+    if halve_from:
+        for flow in data["flows"]:
+            flow["params"]["halve_from"] = halve_from
     return Scenario.from_dict(data)
 
 
-def cells(tcp: dict, seeds: range) -> list[str]:
+def cells(tcp: dict, seeds: range, halve_from: str | None) -> list[str]:
     out: dict[str, list[str]] = {"goodput": [], "retx": [], "rto": []}
     for loss in LOSSES:
-        rows = [ccsim.run(scenario(tcp, loss), seed=s).summary.iloc[0] for s in seeds]
+        rows = [ccsim.run(scenario(tcp, loss, halve_from), seed=s).summary.iloc[0] for s in seeds]
         n = len(rows)
         out["goodput"].append(f"{sum(r.goodput_bps for r in rows) / n / 1e6:.2f}")
         out["retx"].append(f"{sum(int(r.retransmits) for r in rows) / n:.0f}")
@@ -69,17 +73,20 @@ def seed_range(text: str) -> range:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=seed_range, default=range(1, 11), help="e.g. 1-10 (default)")
+    parser.add_argument("--halve-from", choices=("flight", "cwnd", "pipe"),
+                        help="NewReno's halve_from instead of the example's (flight)")
     args = parser.parse_args()
     seeds = args.seeds
     losses = [f"{p:.0%}".replace("%", " %") for p in LOSSES]
     header = ["[tcp]"] + [f"{m} {p}" for m in ("goodput Mbit/s", "retransmits", "timeouts") for p in losses]
-    print(f"single_flow.toml (10 Mbit/s, 40 ms, 84-packet drop-tail, NewReno, 60 s), "
+    halve_from = args.halve_from or "flight"
+    print(f"single_flow.toml (10 Mbit/s, 40 ms, 84-packet drop-tail, NewReno halve_from = {halve_from}, 60 s), "
           f"mean of seeds {seeds.start}-{seeds.stop - 1}")
     print()
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for label, tcp in ROWS:
-        print("| " + " | ".join([label] + cells(tcp, seeds)) + " |", flush=True)
+        print("| " + " | ".join([label] + cells(tcp, seeds, args.halve_from)) + " |", flush=True)
 
 
 if __name__ == "__main__":
