@@ -30,6 +30,7 @@ from ccsim.engine import algorithms, build_simulation
 from ccsim.errors import CcsimError, ResourceError
 from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
 from ccsim.outdir import is_owned, record_files
+from ccsim.precision import fmt_percentile
 from ccsim.text import safe_for_terminal
 from ccsim.units import format_time
 
@@ -367,14 +368,20 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def print_summary(result: Any, console: Console) -> None:
-    """Per-flow table and run-level figures over the measurement window."""
+    """Per-flow table and run-level figures over the measurement window. Each figure names what it
+    measures: the bottleneck is the busiest link (named; a multi-hop topology lists every hop), an
+    on/off flow's goodput while on is shown beside its window average, and Jain's index names its
+    flows (docs/reports.md)."""
     resolved = result.scenario
     capacity_bps = result.run_summary.get("bottleneck_rate_bps") or float("nan")
     start_s, end_s = resolved["measure_start_ns"] / 1e9, resolved["measure_end_ns"] / 1e9
+    window_s = end_s - start_s
+    bottleneck = _bottleneck_row(result)
+    of = f"{_cell(bottleneck['link'])}'s" if bottleneck is not None and bottleneck["link"] != "bottleneck" else "the bottleneck's"
     table = Table(
         title=f"summary over {start_s:g}-{end_s:g} s (seed {result.meta.get('seed')})",
         title_justify="left",
-        caption="share: of the bottleneck capacity; retx: retransmitted segments",
+        caption=f"share: of {of} capacity; retx: retransmitted segments; p95: 3 digits (histogram, \u00b11.6 %)",
         caption_justify="left",
     )
     for column in ("flow", "algorithm", "goodput\nMbit/s", "share", "retx", "timeouts", "RTT mean\nms", "RTT p95\nms"):
@@ -399,12 +406,20 @@ def print_summary(result: Any, console: Console) -> None:
             _num(row.get("retransmits"), 1, "{:.0f}"),
             _num(row.get("timeouts"), 1, "{:.0f}"),
             _num(row.get("rtt_mean_ms"), 1, "{:.1f}"),
-            _num(row.get("rtt_p95_ms"), 1, "{:.1f}"),
+            fmt_percentile(row.get("rtt_p95_ms")),
         )
+        active_s = row.get("active_s")
+        sized = not math.isnan(float(row.get("fct_s", math.nan)))  # a finished transfer: its FCT says more
+        if isinstance(active_s, float) and 0 < active_s < window_s * 0.999 and not sized:
+            on = row.get("goodput_active_bps")
+            notes.append(
+                f"{name}: on {active_s:g} s of the {window_s:g} s window, {_num(on, 1e-6, '{:.3f} Mbit/s')} "
+                f"({_num(on, 100 / capacity_bps, '{:.1f} %')}) while on"
+            )
         if kind in ("cbr", "voip"):
             notes.append(
                 f"{name} ({_cell(kind)}): one-way delay mean {_num(row.get('owd_mean_ms'), 1, '{:.1f} ms')}, "
-                f"p95 {_num(row.get('owd_p95_ms'), 1, '{:.1f} ms')}, max {_num(row.get('owd_max_ms'), 1, '{:.1f} ms')}, "
+                f"p95 {fmt_percentile(row.get('owd_p95_ms'), 'ms')}, max {_num(row.get('owd_max_ms'), 1, '{:.1f} ms')}, "
                 f"jitter {_num(row.get('jitter_ms'), 1, '{:.2f} ms')}, lost {_num(row.get('stream_lost_pkts'), 1, '{:.0f}')} packets"
             )
     if kinds is not None and (kinds == "web").any():
@@ -420,7 +435,7 @@ def print_summary(result: Any, console: Console) -> None:
                 _num(group["retransmits"].sum(), 1, "{:.0f}"),
                 _num(group["timeouts"].sum(), 1, "{:.0f}"),
                 _num(group["rtt_mean_ms"].mean(), 1, "{:.1f}"),
-                _num(group["rtt_p95_ms"].max(), 1, "{:.1f}"),
+                fmt_percentile(group["rtt_p95_ms"].max()),
             )
             done = group[group["completed"]]
             notes.append(
@@ -432,12 +447,13 @@ def print_summary(result: Any, console: Console) -> None:
     for note in notes:
         console.print(note)
     summary = result.run_summary
-    qdelay = summary.get("bottleneck_qdelay_mean_ms", _bottleneck_qdelay(result))
-    console.print(
-        f"bottleneck utilisation {_num(summary.get('bottleneck_utilisation'), 100, '{:.1f} %')}, "
-        f"Jain index {_num(summary.get('jain_index'), 1, '{:.3f}')}, "
-        f"mean queueing delay {_num(qdelay, 1, '{:.1f} ms')}"
-    )
+    if bottleneck is not None:
+        name = "bottleneck" if bottleneck["link"] == "bottleneck" else f"bottleneck {_cell(bottleneck['link'])} (busiest)"
+        console.print(f"{name}: {_link_figures(bottleneck)}")
+        for hop in _hops(result):
+            if hop["link"] != bottleneck["link"]:
+                console.print(f"  {_cell(hop['link'])}: {_link_figures(hop)}")
+    console.print(_jain_line(result))
     stats = result.meta.get("engine_stats", {})
     if "engine_cpu_s" in stats:
         duration_s = summary.get("duration_s")
@@ -445,6 +461,53 @@ def print_summary(result: Any, console: Console) -> None:
             f"simulated {_num(duration_s, 1, '{:g} s')} in {stats['engine_cpu_s']:.3f} s of engine CPU "
             f"({_num(stats.get('events'), 1, '{:.0f}')} events)"
         )
+
+
+def _bottleneck_row(result: Any) -> dict[str, Any] | None:
+    """The link summary row of the run's bottleneck (the busiest link, flagged by the engine; the
+    link named "bottleneck" in older results)."""
+    links = result.link_summary
+    if links.empty or "link" not in links:
+        return None
+    if "bottleneck" in links and links["bottleneck"].dtype == bool:
+        rows = links[links["bottleneck"]]
+    else:
+        rows = links[links["link"] == "bottleneck"]
+    return None if rows.empty else rows.iloc[0].to_dict()
+
+
+def _link_figures(row: dict[str, Any]) -> str:
+    return (f"utilisation {_num(row.get('utilisation'), 100, '{:.1f} %')}, "
+            f"mean queueing delay {_num(row.get('qdelay_mean_ms'), 1, '{:.1f} ms')}, "
+            f"{_num(row.get('drops_queue'), 1, '{:.0f}')} drops")
+
+
+def _hops(result: Any) -> list[dict[str, Any]]:
+    """A parking lot's forward hops (every one is listed: any of them can be the bottleneck)."""
+    links = result.link_summary
+    if links.empty or "link" not in links:
+        return []
+    hops = links[links["link"].astype(str).str.fullmatch(r"hop\d+")]
+    return hops.to_dict("records") if len(hops) > 1 else []
+
+
+def _jain_line(result: Any) -> str:
+    """Jain's index with the flows it covers named: the TCP flows active in the window."""
+    value = _num(result.run_summary.get("jain_index"), 1, "{:.3f}")
+    summary = result.summary
+    if "in_jain" not in summary or "name" not in summary:
+        return f"Jain index {value} (TCP flows)"
+    counted = summary[summary["in_jain"].astype(bool)]
+    left_out = summary[~summary["in_jain"].astype(bool) & (summary.get("kind", "tcp") != "web")]
+    names = ", ".join(_cell(n) for n in counted["name"][:6]) + (", ..." if len(counted) > 6 else "")
+    n = len(counted)
+    if n == 1:
+        text = f"Jain index {value} (one TCP flow: {names}, nothing to compare)"
+    else:
+        text = f"Jain index {value} over {n} TCP flows: {names or 'none active in the window'}"
+    if len(left_out):
+        text += "; not counted: " + ", ".join(_cell(x) for x in left_out["name"][:6]) + (", ..." if len(left_out) > 6 else "")
+    return text
 
 
 def _cell(value: Any) -> str:
@@ -455,14 +518,6 @@ def _cell(value: Any) -> str:
 def _is_index(value: Any, n: int) -> bool:
     """The engine identifies flows by position; older tables may carry names instead."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= int(value) < n
-
-
-def _bottleneck_qdelay(result: Any) -> float | None:
-    links = result.link_summary
-    if links.empty or "link" not in links or "qdelay_mean_ms" not in links:
-        return None
-    rows = links[links["link"] == "bottleneck"]
-    return None if rows.empty else float(rows["qdelay_mean_ms"].iloc[0])
 
 
 def _num(value: Any, scale: float, fmt: str) -> str:

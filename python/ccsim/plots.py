@@ -398,15 +398,24 @@ def plot_queue_delay_cdf_compare(
     title: str = "Queueing delay CDF",
     xlabel: str = "queueing delay (ms, interval mean)",
     filename: str = "queue_delay_cdf_compare.png",
+    means: dict[str, float] | None = None,
 ) -> Path:
-    """Empirical CDFs of several delay samples on one axis (e.g. drop-tail vs RED), mean marked."""
+    """Empirical CDFs of several delay samples on one axis (e.g. drop-tail vs RED), mean marked.
+
+    ``means``: the mean to mark and print per curve when it is not the samples' own (the per-packet
+    mean of the runs, which a table beside the figure also shows: the mean of interval means weighs
+    a quiet interval like a busy one and would disagree with it)."""
     fig, ax = _figure()
     for i, (name, values) in enumerate(delays_ms.items()):
         x = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
         if x.size:
             color = f"C{i % 10}"
-            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=color, label=f"{name} (mean {x.mean():.1f} ms)")
-            ax.axvline(x.mean(), color=color, linestyle=":", linewidth=1)
+            if means is not None and name in means:
+                mean, what = float(means[name]), "per-packet mean"
+            else:
+                mean, what = float(x.mean()), "mean"
+            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=color, label=f"{name} ({what} {mean:.1f} ms)")
+            ax.axvline(mean, color=color, linestyle=":", linewidth=1)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction of sample intervals")
     ax.set_xlim(left=0)

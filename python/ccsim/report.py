@@ -35,6 +35,7 @@ from ccsim.errors import CcsimError
 from ccsim.files import read_json
 from ccsim.outdir import is_owned, record_files
 from ccsim.experiments import EXPERIMENT_FILE, Experiment
+from ccsim.precision import fmt_percentile, is_percentile_column
 from ccsim.result import Result, git_revision
 from ccsim.sweep import load_sweep
 
@@ -285,15 +286,19 @@ def _claims_html(exp: Experiment, sweep: Any) -> str:
             error = ""
         except Exception as e:  # a claim that cannot be computed (a point missing in --quick) is shown, not fatal
             ours, error = "n/a", f"{type(e).__name__}: {e}"
+        verdict = claim.judge(sweep)
         rows.append(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"verdict {}\">{}</td><td>{}</td></tr>".format(
                 html.escape(claim.description),
                 html.escape(str(claim.paper)),
                 html.escape(_short(ours)),
+                verdict.label.replace(" ", "-"),
+                html.escape(str(verdict)),
                 html.escape(claim.where or "") + (f"<br><span class=warn>{html.escape(error)}</span>" if error else ""),
             )
         )
-    return ("<table class=claims><thead><tr><th>claim</th><th>paper</th><th>ours</th><th>where in the paper</th></tr></thead>"
+    return ("<table class=claims><thead><tr><th>claim</th><th>paper</th><th>ours</th>"
+            "<th>verdict (tolerance fixed in advance)</th><th>where in the paper</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
@@ -383,6 +388,8 @@ figure { margin: 1.5em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .9em; color: #555; }
 .warn { color: #a40; }
+td.verdict.agrees { color: #161; }
+td.verdict.differs { color: #a40; font-weight: bold; }
 footer { margin-top: 3em; font-size: .8em; color: #777; }
 """
 
@@ -423,6 +430,8 @@ def _frame_html(frame: pd.DataFrame | None) -> str:
     for column in shown.columns:  # tables and lists in cells (swept queue tables) as compact text
         if shown[column].dtype == object:
             shown[column] = shown[column].map(_short)
+        elif is_percentile_column(column):  # histogram percentiles: the digits they have (ccsim.precision)
+            shown[column] = shown[column].map(fmt_percentile)
     table = shown.to_html(index=False, na_rep="-", float_format=_fmt_float, border=0, escape=True)
     return f"<div class=scroll>{table}</div>"
 
@@ -430,7 +439,10 @@ def _frame_html(frame: pd.DataFrame | None) -> str:
 def _dict_table(values: dict[str, Any]) -> str:
     if not values:
         return "<p>(empty)</p>"
-    rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(_short(v))}</td></tr>" for k, v in values.items())
+    rows = "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(fmt_percentile(v) if is_percentile_column(k) else _short(v))}</td></tr>"
+        for k, v in values.items()
+    )
     return f"<table class=facts><tbody>{rows}</tbody></table>"
 
 

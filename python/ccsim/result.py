@@ -229,7 +229,21 @@ def json_safe(value: Any) -> Any:
 
 
 def git_revision() -> str | None:
-    """The commit of the ccsim source tree this code runs from (``-dirty`` if modified), else None."""
+    """The commit of the ccsim source tree this code runs from (``-dirty`` if modified); for an
+    installed wheel (no source tree), the commit built into the extension; else None."""
+    return _source_tree_revision() or _built_revision()
+
+
+def _built_revision() -> str | None:
+    try:
+        from ccsim import _core
+    except ImportError:
+        return None
+    revision = getattr(_core, "GIT_REVISION", None)
+    return revision if isinstance(revision, str) and revision else None
+
+
+def _source_tree_revision() -> str | None:
     here = Path(__file__).resolve().parent
     try:
         top = subprocess.run(

@@ -292,5 +292,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     std::panic::set_hook(Box::new(note_panic));
     m.add("RESOLVED_FORMAT", ccsim_core::scenario::RESOLVED_FORMAT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The commit this extension was built from (build.rs), None outside a git checkout.
+    let revision = env!("CCSIM_GIT_REVISION");
+    m.add("GIT_REVISION", (!revision.is_empty()).then_some(revision))?;
     Ok(())
 }

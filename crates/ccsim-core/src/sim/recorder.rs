@@ -77,20 +77,36 @@ impl Recorder {
     pub fn sample(&mut self, now: Time, flows: &mut [Flow], links: &mut [Link]) {
         let secs = self.sample_interval.as_secs_f64();
         let t = now.as_secs_f64();
+        let from = Time(now.0.saturating_sub(self.sample_interval.as_nanos() as u64));
         for (i, f) in flows.iter_mut().enumerate() {
             if f.id.background || matches!(f.app, App::Web(_)) {
                 continue; // web transfers are reported in the summary (completion times)
             }
             let delivered = f.delivered_bytes();
             let goodput_bps = (delivered - f.snapshot.rcv) as f64 * 8.0 / secs;
+            let sched = &f.schedule;
+            // `active`: the application was on during some of the interval (from, now].
+            let active = sched.intervals.iter().any(|&(a, b)| a < now && b > from);
+            // No row before a flow starts, nor after it stopped once nothing moves any more: a frozen
+            // cwnd there would draw a flow that runs when it does not (off periods keep their rows).
+            let started = sched.start < now;
+            let moving = delivered != f.snapshot.rcv || f.sent().2 != f.snapshot.wire;
+            let keep = started && (from < sched.stop || moving);
             let prev = &mut f.snapshot;
             prev.rcv = delivered;
             match &mut f.app {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
+                    if !keep {
+                        prev.wire = stats.wire_bytes_sent;
+                        prev.retx = stats.retransmits;
+                        prev.timeouts = stats.timeouts;
+                        continue;
+                    }
                     self.flows
                         .f64("time_s", t)
                         .u64("flow", i as u64)
+                        .bool("active", active)
                         .f64("goodput_bps", goodput_bps)
                         .f64("send_rate_bps", (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs)
                         .u64("cwnd_bytes", w.cwnd_bytes)
@@ -110,9 +126,14 @@ impl Recorder {
                 App::Web(_) => {}
                 App::Stream { source, sink, .. } => {
                     let c = std::mem::take(&mut sink.interval);
+                    if !keep {
+                        prev.wire = source.wire_bytes_sent;
+                        continue;
+                    }
                     self.streams
                         .f64("time_s", t)
                         .u64("flow", i as u64)
+                        .bool("active", active)
                         .f64("goodput_bps", goodput_bps)
                         .f64("send_rate_bps", (source.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs)
                         .u64("packets", c.packets)
@@ -145,7 +166,7 @@ impl Recorder {
     }
 
     /// The series recorded so far and the summaries of the finished run.
-    pub fn finish(self, scenario: &Scenario, flows: &[Flow], links: &[Link], bottleneck: &Link, end: Time) -> RunOutput {
+    pub fn finish(self, scenario: &Scenario, flows: &[Flow], links: &[Link], end: Time) -> RunOutput {
         let (measure_start, measure_end) = (self.measure_start, self.measure_end);
         let window_s = (measure_end - measure_start).as_secs_f64();
         let flow_summary = summary::flow_summary(flows, measure_start, measure_end);
@@ -155,14 +176,15 @@ impl Recorder {
             ("measure_end_s".to_string(), measure_end.as_secs_f64()),
             ("flows".to_string(), flows.len() as f64),
         ];
-        run_summary.extend(summary::run_summary(&flow_summary, bottleneck, window_s, &self.stats));
+        let bottleneck = summary::busiest_link(links, window_s);
+        run_summary.extend(summary::run_summary(&flow_summary, links, bottleneck, window_s, &self.stats));
         RunOutput {
             flows: self.flows.finish(),
             streams: self.streams.finish(),
             cc_metrics: self.cc.finish(),
             links: self.links.finish(),
             flow_summary: flow_summary.table,
-            link_summary: summary::link_summary(links, window_s),
+            link_summary: summary::link_summary(links, window_s, bottleneck),
             run_summary,
             stats: self.stats,
             params_used: summary::params_used(scenario, flows),
