@@ -106,7 +106,6 @@ impl Recorder {
                     self.flows
                         .f64("time_s", t)
                         .u64("flow", i as u64)
-                        .bool("active", active)
                         .f64("goodput_bps", goodput_bps)
                         .f64("send_rate_bps", (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs)
                         .u64("cwnd_bytes", w.cwnd_bytes)
@@ -115,7 +114,8 @@ impl Recorder {
                         .f64("srtt_ms", ms(s.srtt()))
                         .f64("rtt_ms", ms(s.latest_rtt()))
                         .u64("retransmits", stats.retransmits - prev.retx)
-                        .u64("timeouts", stats.timeouts - prev.timeouts);
+                        .u64("timeouts", stats.timeouts - prev.timeouts)
+                        .bool("active", active);
                     for (name, value) in s.cc_metrics() {
                         self.cc.f64("time_s", t).u64("flow", i as u64).str("name", name).f64("value", value);
                     }
@@ -133,14 +133,14 @@ impl Recorder {
                     self.streams
                         .f64("time_s", t)
                         .u64("flow", i as u64)
-                        .bool("active", active)
                         .f64("goodput_bps", goodput_bps)
                         .f64("send_rate_bps", (source.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs)
                         .u64("packets", c.packets)
                         .f64("owd_mean_ms", if c.packets == 0 { f64::NAN } else { c.owd_sum_ns as f64 / c.packets as f64 / 1e6 })
                         .f64("owd_max_ms", if c.packets == 0 { f64::NAN } else { c.owd_max_ns as f64 / 1e6 })
                         .f64("jitter_ms", sink.jitter_ns / 1e6)
-                        .u64("lost", sink.lost());
+                        .u64("lost", sink.lost())
+                        .bool("active", active);
                     prev.wire = source.wire_bytes_sent;
                 }
             }

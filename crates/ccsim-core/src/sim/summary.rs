@@ -228,3 +228,25 @@ pub fn jain_index(x: &[f64]) -> f64 {
         sum * sum / (n * sq)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn active_seconds_counts_only_on_time_inside_the_window() {
+        let s = Time::from_secs;
+        // on 0-10 s and 20-30 s, window 5-25 s: 5 s + 5 s
+        assert_eq!(active_seconds(&[(s(0), s(10)), (s(20), s(30))], s(5), s(25)), 10.0);
+        // an interval wholly outside the window counts nothing
+        assert_eq!(active_seconds(&[(s(30), s(40))], s(5), s(25)), 0.0);
+        assert_eq!(active_seconds(&[(s(0), s(5))], s(5), s(25)), 0.0);
+    }
+
+    #[test]
+    fn jain_index_of_known_sets() {
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0]), 1.0);
+        assert!((jain_index(&[4.9, 3.9]) - 77.44 / 78.44).abs() < 1e-12);
+        assert!(jain_index(&[]).is_nan());
+    }
+}
