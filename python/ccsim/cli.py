@@ -381,7 +381,7 @@ def print_summary(result: Any, console: Console) -> None:
     table = Table(
         title=f"summary over {start_s:g}-{end_s:g} s (seed {result.meta.get('seed')})",
         title_justify="left",
-        caption=f"share: of {of} capacity; retx: retransmitted segments; p95: 3 digits (histogram, \u00b11.6 %)",
+        caption=f"share: of {of} capacity; retx: retransmissions; p95: \u00b11.6 %",
         caption_justify="left",
     )
     for column in ("flow", "algorithm", "goodput\nMbit/s", "share", "retx", "timeouts", "RTT mean\nms", "RTT p95\nms"):
