@@ -113,14 +113,17 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
 
 @cli.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"], case_sensitive=False), default="png",
+              show_default=True, help="File format of the figures (pdf and svg are vector graphics).")
 @_user_errors
-def plot(directory: Path) -> None:
+def plot(directory: Path, fmt: str) -> None:
     """(Re)write the plots of a saved run DIRECTORY."""
     # lazy: start-up time (matplotlib, pandas)
-    from ccsim.plots import write_default_plots
+    from ccsim.plots import figure_format, write_default_plots
     from ccsim.result import Result
 
-    written = write_default_plots(Result.load(directory), directory)
+    with figure_format(fmt):
+        written = write_default_plots(Result.load(directory), directory)
     if is_owned(directory):
         record_files(directory, [Path(p).name for p in written], skip_known=True)
     for path in written:

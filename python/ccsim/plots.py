@@ -15,13 +15,19 @@ Figures are built with the object API (``matplotlib.figure.Figure``, rendered by
 pyplot, so plotting holds no global state and works without a display. Every axis label carries its
 unit. Each function takes the DataFrames (or a Result) and an output directory and returns the path
 it wrote; the measurement window is shaded when it is not the whole run.
+
+The file's format follows its name: ``.png`` (150 dpi), ``.pdf`` or ``.svg`` (vector, for a paper);
+inside ``with figure_format("pdf"):`` every default ``.png`` name is written as ``.pdf`` instead
+(``ccsim plot DIR --format pdf``). Another suffix is refused, never written as PNG bytes.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Iterator, Protocol
 
 import matplotlib
 
@@ -31,12 +37,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ccsim.errors import CcsimError
 from ccsim.sweep_stats import t_quantile
 
 __all__ = [
     "active_rows",
     "aggregate",
     "binned",
+    "figure_format",
+    "FIGURE_FORMATS",
     "jain_index",
     "mathis_bps",
     "plot_cwnd",
@@ -55,7 +64,26 @@ __all__ = [
 BOTTLENECK_LINK = "bottleneck"
 QUEUED_MS = 1.0  # links whose queueing delay never reaches this are left out of the delay plots
 _FIGSIZE = (8.0, 4.5)
-_DPI = 120
+_DPI = 150
+# suffix -> Matplotlib format, and the metadata that would make two identical figures differ (dates,
+# software versions): left out, so a figure is a function of its data.
+FIGURE_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+_NO_METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+                "svg": {"Creator": None, "Date": None}}
+_default_format: ContextVar[str] = ContextVar("ccsim_figure_format", default="png")
+
+
+@contextmanager
+def figure_format(fmt: str) -> Iterator[None]:
+    """Within the block, plots whose file name ends in ``.png`` are written as ``fmt`` (png, pdf, svg)."""
+    suffix = "." + str(fmt).lower().lstrip(".")
+    if suffix not in FIGURE_FORMATS:
+        raise CcsimError(f"format: {fmt!r} is not a figure format (choose from png, pdf, svg)")
+    token = _default_format.set(FIGURE_FORMATS[suffix])
+    try:
+        yield
+    finally:
+        _default_format.reset(token)
 
 Window = tuple[float, float] | None  # measurement window in seconds, or None for "whole run"
 
@@ -510,9 +538,16 @@ def _legend(ax) -> None:
 
 
 def _save(fig: Figure, out_dir: str | Path, filename: str) -> Path:
-    """Writes via a temporary file so re-plotting a run never leaves a truncated PNG."""
+    """Writes in the format the file name asks for, via a temporary file so re-plotting a run never
+    leaves a truncated figure."""
     path = Path(out_dir) / filename
-    tmp = path.with_name(f".{filename}.tmp")
-    fig.savefig(tmp, dpi=_DPI, format="png", metadata={"Software": None})
+    if path.suffix.lower() == ".png" and _default_format.get() != "png":
+        path = path.with_suffix("." + _default_format.get())
+    fmt = FIGURE_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise CcsimError(f"{path}: {path.suffix or 'no suffix'} is not a figure format (name it .png, .pdf or .svg)")
+    tmp = path.with_name(f".{path.name}.tmp")
+    with matplotlib.rc_context({"svg.hashsalt": "ccsim", "pdf.compression": 6}):
+        fig.savefig(tmp, dpi=_DPI, format=fmt, metadata=_NO_METADATA[fmt])
     os.replace(tmp, path)
     return path
