@@ -90,9 +90,10 @@ def test_parking_lot_cli_names_the_bottleneck_and_lists_every_hop(core, tmp_path
     assert "bottleneck hop1 (busiest): utilisation" in out
     assert "hop0: utilisation" in out and "hop2: utilisation" in out
     assert "share: of hop1's capacity" in out
-    # the share column is of hop1's 5 Mbit/s: the cross flow's share is over 40 %
-    cross = re.search(r"cross1 \S+ newreno \S+ [\d.]+ \S+ ([\d.]+) %", out)
-    assert cross and float(cross.group(1)) > 40, out
+    # the share column is of hop1's 5 Mbit/s, not of the first hop's 10
+    cross = re.search(r"cross1 \S+ newreno \S+ ([\d.]+) \S+ ([\d.]+) %", out)
+    assert cross, out
+    assert float(cross.group(2)) == pytest.approx(float(cross.group(1)) / 5 * 100, abs=0.06)
 
 
 def test_dumbbell_bottleneck_is_still_the_bottleneck_link(core):

@@ -58,6 +58,7 @@ __all__ = [
     "plot_sweep_jain",
     "plot_throughput_delay",
     "safe_name",
+    "series_style",
     "write_default_plots",
 ]
 
@@ -70,6 +71,20 @@ _DPI = 150
 FIGURE_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 _NO_METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
                 "svg": {"Creator": None, "Date": None}}
+# Okabe & Ito's colour-blind-safe palette (yellow last: faint on white), each colour with its own
+# line style and marker as a second cue, so series stay apart in grey print and for readers who
+# cannot tell red from green.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
+LINESTYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """Colour, line style and marker of the ``i``-th series of a figure (repeats after 8 x 4)."""
+    return {"color": PALETTE[i % len(PALETTE)], "linestyle": LINESTYLES[(i + i // len(PALETTE)) % len(LINESTYLES)],
+            "marker": MARKERS[i % len(MARKERS)]}
+
+
 _default_format: ContextVar[str] = ContextVar("ccsim_figure_format", default="png")
 
 
@@ -104,9 +119,10 @@ def write_default_plots(result: RunTables, out_dir: str | Path) -> list[Path]:
     window = measure_window_s(result.scenario)
     names = [f["name"] for f in result.scenario.get("flows", [])]
     flows = active_rows(result.flows, result.scenario)
+    capacity = getattr(result, "run_summary", {}).get("bottleneck_rate_bps")
     return [
         plot_cwnd(flows, out_dir, window, names),
-        plot_goodput(flows, out_dir, window, names),
+        plot_goodput(flows, out_dir, window, names, capacity_bps=capacity),
         plot_queue_delay(result.links, out_dir, window),
         plot_queue_delay_cdf(result.links, out_dir, window),
     ]
@@ -159,15 +175,18 @@ def plot_goodput(
     window: Window = None,
     names: list[str] | None = None,
     bin_s: float | None = None,
+    capacity_bps: float | None = None,
 ) -> Path:
-    """Goodput of each flow per sample interval, in Mbit/s.
+    """Goodput of each flow per sample interval, in Mbit/s, with the bottleneck's rate as a dotted
+    line when ``capacity_bps`` is given (a 100 ms sample can exceed it: a burst of ACKed data that
+    queued earlier is delivered within one interval).
 
     With ``bin_s`` the per-interval goodput is drawn faintly and its average over bins of ``bin_s``
     seconds on top (file ``goodput_binned_<bin_s>s.png``); without it, ``goodput.png``.
     """
     return _plot_per_flow(flows, out_dir, window, names, bin_s, column="goodput_bps", scale=1e-6, step=False,
                           ylabel="goodput (Mbit/s)", title="Goodput per sample interval", stem="goodput",
-                          binned_title="Goodput")
+                          binned_title="Goodput", capacity_bps=capacity_bps)
 
 
 def _plot_per_flow(
@@ -184,21 +203,27 @@ def _plot_per_flow(
     title: str,
     stem: str,
     binned_title: str | None = None,
+    capacity_bps: float | None = None,
 ) -> Path:
     """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin means."""
     fig, ax = _figure()
     for i, (flow, rows) in enumerate(_groups(flows, "flow")):
         label = _flow_label(flow, names)
-        color = f"C{i % 10}"
+        cue = series_style(i)
+        color = cue["color"]
         faint = bin_s is not None
-        style = dict(color=color, linewidth=0.6 if faint else 1, alpha=0.3 if faint else 1.0, label=None if faint else label)
+        style = dict(color=color, linestyle="-" if faint else cue["linestyle"], linewidth=0.6 if faint else 1.1,
+                     alpha=0.3 if faint else 1.0, label=None if faint else label)
         if step:
             ax.step(rows["time_s"], rows[column] * scale, where="post", **style)
         else:
             ax.plot(rows["time_s"], rows[column] * scale, **style)
         if faint:
             mids, means = binned(rows, column, bin_s)
-            ax.plot(mids, means * scale, color=color, marker="o", markersize=3, linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
+            ax.plot(mids, means * scale, color=color, linestyle=cue["linestyle"], marker=cue["marker"], markersize=3.5,
+                    linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
+    if capacity_bps:
+        ax.axhline(capacity_bps * scale, color="grey", linestyle=":", linewidth=1, label="bottleneck rate")
     heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
     _finish_time_axes(ax, ylabel, heading, window)
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
@@ -264,8 +289,8 @@ def plot_throughput_delay(
         for i, (name, rows) in enumerate(points.groupby(label, sort=False)):
             xerr = rows["delay_sd_ms"] if "delay_sd_ms" in rows else None
             yerr = rows["goodput_sd_bps"] / 1e6 if "goodput_sd_bps" in rows else None
-            ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt="o", color=f"C{i % 10}",
-                        markersize=6, capsize=3, linewidth=1, label=str(name))
+            ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt=series_style(i)["marker"],
+                        color=series_style(i)["color"], markersize=6, capsize=3, linewidth=1, label=str(name))
             for _, row in rows.iterrows():
                 text = str(row[annotate]) if annotate is not None and annotate in row else str(name)
                 ax.annotate(text, (row[delay_column], row["goodput_bps"] / 1e6), textcoords="offset points",
@@ -352,8 +377,10 @@ def plot_sweep_goodput(
             offset = 0.0
             xs_all.extend(np.array([float(k) for k, *_ in stats]))
         mid, low, high = (np.array(v, dtype=float) for v in list(zip(*stats))[1:])
-        ax.errorbar(x + offset, mid / 1e6, yerr=[(mid - low) / 1e6, (high - mid) / 1e6], fmt="o" if categorical else "o-",
-                    capsize=3, markersize=4, linewidth=1.2, color=f"C{i % 10}",
+        cue = series_style(i)
+        ax.errorbar(x + offset, mid / 1e6, yerr=[(mid - low) / 1e6, (high - mid) / 1e6], fmt=cue["marker"],
+                    linestyle="none" if categorical else cue["linestyle"], capsize=3, markersize=4 + 1.5 * (i % 3),
+                    markerfacecolor="none" if i % 2 else cue["color"], linewidth=1.2, color=cue["color"],
                     label=str(name) if name is not None else "goodput")
     if categorical:
         ax.set_xticks(range(len(categories)), categories)
@@ -365,6 +392,10 @@ def plot_sweep_goodput(
         grid = grid[grid > 0]
         if grid.size:
             ax.plot(grid * xscale, np.asarray(f(grid), dtype=float) / 1e6, linestyle="--", color="black", linewidth=1, label=label)
+    if not categorical and _wants_log_axis(xs_all):
+        # loss rates 0, 0.0001, ..., 0.05 on a linear axis crush the small ones into the origin: a
+        # log axis that stays linear below the smallest non-zero value (so 0 is still drawn)
+        ax.set_xscale("symlog", linthresh=min(v for v in xs_all if v > 0) * xscale, linscale=0.5)
     if capacity_bps:
         ax.axhline(capacity_bps / 1e6, color="grey", linestyle=":", linewidth=1, label="link rate")
         ax.set_ylim(0, capacity_bps / 1e6 * 1.08)
@@ -407,8 +438,9 @@ def plot_sweep_jain(
         else:
             x = np.array([float(k) for k, *_ in stats]) * xscale
         mid, low, high = (np.array(v, dtype=float) for v in list(zip(*stats))[1:])
-        ax.errorbar(x, mid, yerr=[mid - low, high - mid], fmt="o" if categorical else "o-", capsize=3, markersize=5,
-                    color=f"C{i % 10}", label=str(name) if name is not None else "Jain index")
+        cue = series_style(i)
+        ax.errorbar(x, mid, yerr=[mid - low, high - mid], fmt=cue["marker"], linestyle="none" if categorical else cue["linestyle"],
+                    capsize=3, markersize=5, color=cue["color"], label=str(name) if name is not None else "Jain index")
     if categorical:
         ax.set_xticks(range(len(categories)), categories)
         ax.set_xlim(-0.5, len(categories) - 0.5)
@@ -437,12 +469,14 @@ def plot_queue_delay_cdf_compare(
     for i, (name, values) in enumerate(delays_ms.items()):
         x = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
         if x.size:
-            color = f"C{i % 10}"
+            cue = series_style(i)
+            color = cue["color"]
             if means is not None and name in means:
                 mean, what = float(means[name]), "per-packet mean"
             else:
                 mean, what = float(x.mean()), "mean"
-            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=color, label=f"{name} ({what} {mean:.1f} ms)")
+            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=color, linestyle=cue["linestyle"],
+                    label=f"{name} ({what} {mean:.1f} ms)")
             ax.axvline(mean, color=color, linestyle=":", linewidth=1)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction of sample intervals")
@@ -451,6 +485,12 @@ def plot_queue_delay_cdf_compare(
     ax.set_title(title)
     _legend(ax)
     return _save(fig, out_dir, filename)
+
+
+def _wants_log_axis(xs: list[float]) -> bool:
+    """Non-negative values spanning two decades or more (a loss sweep): drawn on a log axis."""
+    positive = [v for v in xs if v > 0]
+    return bool(positive) and min(xs) >= 0 and max(positive) / min(positive) >= 100
 
 
 def safe_name(text: str) -> str:
@@ -464,8 +504,9 @@ def safe_name(text: str) -> str:
 def plot_queue_delay(links: pd.DataFrame, out_dir: str | Path, window: Window = None) -> Path:
     """Mean queueing delay per sample interval of the bottleneck and any other link that queued."""
     fig, ax = _figure()
-    for name, rows in _groups(_queued_links(links), "link"):
-        ax.plot(rows["time_s"], rows["qdelay_mean_ms"], label=str(name), linewidth=1)
+    for i, (name, rows) in enumerate(_groups(_queued_links(links), "link")):
+        cue = series_style(i)
+        ax.plot(rows["time_s"], rows["qdelay_mean_ms"], label=str(name), linewidth=1, color=cue["color"], linestyle=cue["linestyle"])
     _finish_time_axes(ax, "queueing delay (ms, interval mean)", "Queueing delay", window)
     return _save(fig, out_dir, "queue_delay.png")
 
@@ -476,10 +517,12 @@ def plot_queue_delay_cdf(links: pd.DataFrame, out_dir: str | Path, window: Windo
     selected = _queued_links(links)
     if window is not None and not selected.empty:
         selected = selected[(selected["time_s"] >= window[0]) & (selected["time_s"] <= window[1])]
-    for name, rows in _groups(selected, "link"):
+    for i, (name, rows) in enumerate(_groups(selected, "link")):
         delays = np.sort(rows["qdelay_mean_ms"].dropna().to_numpy())
         if delays.size:
-            ax.step(delays, np.arange(1, delays.size + 1) / delays.size, where="post", label=str(name))
+            cue = series_style(i)
+            ax.step(delays, np.arange(1, delays.size + 1) / delays.size, where="post", label=str(name),
+                    color=cue["color"], linestyle=cue["linestyle"])
     ax.set_xlabel("queueing delay (ms, interval mean)")
     ax.set_ylabel("fraction of sample intervals")
     ax.set_ylim(0, 1.02)
