@@ -94,8 +94,12 @@ def cli() -> None:
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
 @click.option("--ignore-budget", is_flag=True, help=IGNORE_BUDGET_HELP)
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a scenario key, e.g. --set topology.loss=1% --set flows[0].algorithm=chd (repeatable; "
+                   "dotted keys as in a sweep grid, values as in the file).")
 @_user_errors
-def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool) -> None:
+def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool,
+        overrides: tuple[str, ...] = ()) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
     # lazy: start-up time (pandas, pyarrow)
     from ccsim.result import check_output_dir
@@ -104,6 +108,12 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
     out = out if out is not None else Path("runs") / scenario.stem
     check_output_dir(out, force)  # before simulating: do not make the user wait to hear this
     model, toml_text = scenario_source(scenario)
+    if overrides:
+        from ccsim.overrides import apply_overrides
+
+        model, toml_text, notes = apply_overrides(toml_text, overrides, source=str(scenario))
+        for note in notes:
+            click.echo(safe_for_terminal(note), err=True)
     result = simulate(model, toml_text, seed=seed, progress=True, budget=_budget(ignore_budget), announce=_announce)
     result.save(out, force=force, plots=not no_plots)
     console = Console()
