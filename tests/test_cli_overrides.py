@@ -62,3 +62,28 @@ def test_params_kept_when_overridden_too():
     text = (EXAMPLES / "single_flow.toml").read_text()
     model, toml_text, notes = apply_overrides(text, ["flows[0].algorithm=chd", "flows[0].params={p_max = 0.2}"])
     assert notes == [] and tomllib.loads(toml_text)["flows"][0]["params"] == {"p_max": 0.2}
+
+
+# --- ccsim list NAME, "did you mean" for algorithm names ------------------------------------------
+
+def test_list_one_algorithm():
+    pytest.importorskip("ccsim._core")
+    result = CliRunner().invoke(cli, ["list", "chd"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("chd ") and "newreno " not in result.stdout and "p_max" in result.stdout
+
+
+def test_list_unknown_name_suggests_the_lower_case_one():
+    pytest.importorskip("ccsim._core")
+    result = CliRunner().invoke(cli, ["list", "NewReno"])
+    assert result.exit_code == 2
+    assert "NewReno: unknown algorithm; did you mean 'newreno'? (names are lower case)" in result.stderr
+
+
+def test_scenario_algorithm_did_you_mean(tmp_path):
+    pytest.importorskip("ccsim._core")
+    for wrong, right in (("NewReno", "newreno"), ("newrno", "newreno"), ("CHD", "chd")):
+        result = CliRunner().invoke(cli, ["run", str(EXAMPLES / "single_flow.toml"), "--out", str(tmp_path / "x"),
+                                          "--set", f"flows[0].algorithm={wrong}"])
+        assert result.exit_code == 2
+        assert f"flows[0].algorithm: unknown algorithm '{wrong}'; did you mean '{right}'?" in result.stderr, result.stderr

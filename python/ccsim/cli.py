@@ -194,11 +194,20 @@ def _validate_plan(path: Path, resolved: bool, budget: Budget | None) -> None:
 
 
 @cli.command(name="list")
+@click.argument("names", nargs=-1)
 @_user_errors
-def list_algorithms() -> None:
-    """List every algorithm and its parameters (name, unit, default, range, doc)."""
+def list_algorithms(names: tuple[str, ...] = ()) -> None:
+    """List every algorithm (or the NAMES given) and its parameters (name, unit, default, range, doc)."""
+    from ccsim.scenario import algorithm_hint
+
     width = max(40, min(shutil.get_terminal_size().columns, 100))
-    for i, algo in enumerate(algorithms()):
+    catalog = algorithms()
+    known = [a["name"] for a in catalog]
+    for name in names:
+        if name not in known:
+            raise CcsimError(f"{safe_for_terminal(name)}: unknown algorithm; {algorithm_hint(name, known)}(known: {', '.join(known)})")
+    shown = [a for a in catalog if not names or a["name"] in names]
+    for i, algo in enumerate(shown):
         if i:
             click.echo()
         click.secho(algo["name"], bold=True, nl=False)
