@@ -70,7 +70,7 @@ def test_list_one_algorithm():
     pytest.importorskip("ccsim._core")
     result = CliRunner().invoke(cli, ["list", "chd"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("chd ") and "newreno " not in result.stdout and "p_max" in result.stdout
+    assert result.stdout.startswith("chd ") and "\nnewreno " not in result.stdout and "p_max" in result.stdout
 
 
 def test_list_unknown_name_suggests_the_lower_case_one():
