@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import numbers
 import shutil
@@ -32,6 +33,8 @@ from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
 from ccsim.outdir import is_owned, record_files
 from ccsim.precision import fmt_percentile
 from ccsim.text import safe_for_terminal
+
+log = logging.getLogger("ccsim.cli")
 from ccsim.units import format_time
 
 __all__ = ["cli", "main"]
@@ -83,8 +86,20 @@ def _announce(cost: Estimate) -> None:
 
 @click.group(name="ccsim", context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ccsim")
-def cli() -> None:
+@click.option("-v", "--verbose", count=True, help="More detail on stderr (-v: steps, -vv: debug), through Python's logging.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors and the paths written: no summary table, no progress notes.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: int = 0, quiet: bool = False) -> None:
     """ccsim: a packet-level TCP congestion-control simulator."""
+    ctx.obj = {"quiet": quiet}
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+
+
+def _quiet() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    return bool(root and isinstance(root.obj, dict) and root.obj.get("quiet"))
 
 
 @cli.command()
@@ -97,9 +112,10 @@ def cli() -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a scenario key, e.g. --set topology.loss=1% --set flows[0].algorithm=chd (repeatable; "
                    "dotted keys as in a sweep grid, values as in the file).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary and the per-flow and per-link summaries as one JSON document instead of the tables.")
 @_user_errors
 def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool,
-        overrides: tuple[str, ...] = ()) -> None:
+        overrides: tuple[str, ...] = (), as_json: bool = False) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
     # lazy: start-up time (pandas, pyarrow)
     from ccsim.result import check_output_dir
@@ -114,8 +130,15 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
         model, toml_text, notes = apply_overrides(toml_text, overrides, source=str(scenario))
         for note in notes:
             click.echo(safe_for_terminal(note), err=True)
-    result = simulate(model, toml_text, seed=seed, progress=True, budget=_budget(ignore_budget), announce=_announce)
+    result = simulate(model, toml_text, seed=seed, progress=not _quiet(), budget=_budget(ignore_budget), announce=_announce)
+    log.info("simulated %s; writing %s", scenario, out)
     result.save(out, force=force, plots=not no_plots)
+    if as_json:
+        click.echo(json.dumps(summary_document(result, out), indent=2, allow_nan=False))
+        return
+    if _quiet():
+        click.echo(safe_for_terminal(out))
+        return
     console = Console()
     print_summary(result, console)
     console.print(f"wrote {escape(safe_for_terminal(out))}")
@@ -483,6 +506,21 @@ def print_summary(result: Any, console: Console) -> None:
             f"simulated {_num(duration_s, 1, '{:g} s')} in {stats['engine_cpu_s']:.3f} s of engine CPU "
             f"({_num(stats.get('events'), 1, '{:.0f}')} events)"
         )
+
+
+def summary_document(result: Any, out: Path) -> dict[str, Any]:
+    """What ``ccsim run --json`` prints: the run summary, the per-flow and per-link summary rows
+    (NaN as null) and where the run was written."""
+    from ccsim.result import json_safe
+
+    return json_safe({
+        "directory": str(out),
+        "seed": result.meta.get("seed"),
+        "git_revision": result.meta.get("git_revision"),
+        "run_summary": result.run_summary,
+        "flows": result.summary.to_dict("records"),
+        "links": result.link_summary.to_dict("records"),
+    })
 
 
 def _bottleneck_row(result: Any) -> dict[str, Any] | None:

@@ -1,4 +1,5 @@
-"""``ccsim run SCENARIO --set KEY=VALUE``: dotted keys as in a sweep grid, values as in the file."""
+"""The command line as a researcher uses it: ``--set KEY=VALUE`` (dotted keys as in a sweep grid, values as in
+the file), ``--json``, ``-q``/``-v``, ``ccsim list NAME`` and "did you mean" for algorithm names."""
 
 from __future__ import annotations
 
@@ -87,3 +88,29 @@ def test_scenario_algorithm_did_you_mean(tmp_path):
                                           "--set", f"flows[0].algorithm={wrong}"])
         assert result.exit_code == 2
         assert f"flows[0].algorithm: unknown algorithm '{wrong}'; did you mean '{right}'?" in result.stderr, result.stderr
+
+
+# --- --json, -q, -v ----------------------------------------------------------------------------------
+
+def test_run_json_is_one_document(tmp_path):
+    pytest.importorskip("ccsim._core")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", str(EXAMPLES / "voip_with_bulk.toml"), "--out", str(out), "--no-plots", "--json",
+                                      "--set", 'run.duration="5s"'])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)  # nothing but the document on stdout (NaN written as null)
+    assert doc["directory"] == str(out) and doc["run_summary"]["jain_flows"] == 1
+    assert [f["name"] for f in doc["flows"]] == ["bulk", "cbr", "call"]
+    assert [f["in_jain"] for f in doc["flows"]] == [True, False, False]
+    assert sum(link["bottleneck"] for link in doc["links"]) == 1
+    assert doc["flows"][0]["owd_mean_ms"] is None
+
+
+def test_quiet_prints_only_the_directory_and_verbose_logs(tmp_path):
+    pytest.importorskip("ccsim._core")
+    out = tmp_path / "q"
+    quiet = CliRunner().invoke(cli, ["-q", "run", str(EXAMPLES / "single_flow.toml"), "--out", str(out), "--no-plots", *SHORT])
+    assert quiet.exit_code == 0 and quiet.stdout == f"{out}\n"
+    verbose = CliRunner().invoke(cli, ["-v", "run", str(EXAMPLES / "single_flow.toml"), "--out", str(tmp_path / "v"), "--no-plots", *SHORT])
+    assert verbose.exit_code == 0 and "INFO ccsim.cli: simulated" in verbose.stderr
+    assert "Jain index" in verbose.stdout
