@@ -114,3 +114,20 @@ def test_quiet_prints_only_the_directory_and_verbose_logs(tmp_path):
     verbose = CliRunner().invoke(cli, ["-v", "run", str(EXAMPLES / "single_flow.toml"), "--out", str(tmp_path / "v"), "--no-plots", *SHORT])
     assert verbose.exit_code == 0 and "INFO ccsim.cli: simulated" in verbose.stderr
     assert "Jain index" in verbose.stdout
+
+
+# --- sweep --dry-run -----------------------------------------------------------------------------------
+
+def test_sweep_dry_run_lists_points_and_writes_nothing(tmp_path, monkeypatch):
+    pytest.importorskip("ccsim._core")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["sweep", str(EXAMPLES / "sweep_loss.toml"), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert [line.split(": ", 1)[1] for line in lines[:5]] == [
+        "topology.loss=0", "topology.loss=0.0001", "topology.loss=0.001", "topology.loss=0.005", "topology.loss=0.01"]
+    assert "5 points x 5 repetitions = 25 runs (seeds 1-5); dry run: nothing run or written" in result.stdout
+    assert "estimated engine CPU" in result.stdout
+    assert list(tmp_path.iterdir()) == []
+    missing = CliRunner().invoke(cli, ["sweep", str(EXAMPLES / "sweep_loss.toml")])
+    assert missing.exit_code == 2 and "--out: required" in missing.stderr

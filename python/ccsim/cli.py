@@ -252,7 +252,8 @@ def list_algorithms(names: tuple[str, ...] = ()) -> None:
 
 @cli.command()
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory of the sweep.")
+@click.option("--dry-run", is_flag=True, help="Check the plan and list its points and runs, the seeds and the estimated cost; run and write nothing.")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory of the sweep (required unless --dry-run).")
 @click.option("--jobs", type=click.IntRange(1), default=None, help="Local worker processes [default: CPU count].")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Run on this Dask scheduler instead of locally.")
 @click.option("--resume", is_flag=True, help="Continue an existing sweep directory: run only the missing runs.")
@@ -260,13 +261,19 @@ def list_algorithms(names: tuple[str, ...] = ()) -> None:
 @click.option("--allow-outside-paths", is_flag=True, help="Let the plan's base file lie outside the plan's directory.")
 @click.option("--ignore-budget", is_flag=True, help="Run even if the plan's size or a run's estimated cost is over the budget.")
 @_user_errors
-def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
-          ignore_budget: bool) -> None:
+def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
+          ignore_budget: bool, dry_run: bool = False) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
     from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
+    if out is None and not dry_run:
+        raise CcsimError("--out: required (the sweep's output directory), or use --dry-run to only list the runs")
     # every point is validated before anything runs or is written (and before pandas is imported)
     model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget))
+    if dry_run:
+        _print_dry_run(model)
+        return
+    assert out is not None
     from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
 
     try:
@@ -277,6 +284,22 @@ def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: 
     console = Console()
     print_sweep_summary(result, console)
     click.echo(f"wrote {safe_for_terminal(out)} ({len(result.executed)} runs executed, {len(result.runs)} in the dataset)")
+
+
+def _print_dry_run(model: Any) -> None:
+    """Each point's overrides, the seeds, the run count and the estimated cost of the whole sweep."""
+    points = model.points()
+    for point_id, overrides in points:
+        shown = ", ".join(f"{k}={_show(v)}" for k, v in dict(overrides).items()) or "(the base scenario)"
+        click.echo(f"{point_id}: {safe_for_terminal(shown)}")
+    reps = model.repetitions
+    runs = len(points) * reps
+    seeds = f"seed {model.seed_for(0)}" if reps == 1 else f"seeds {model.seed_for(0)}-{model.seed_for(reps - 1)}"
+    click.echo(f"{len(points)} point{'s' if len(points) != 1 else ''} x {reps} repetition{'s' if reps != 1 else ''} "
+               f"= {runs} run{'s' if runs != 1 else ''} ({seeds}); dry run: nothing run or written")
+    if known_algorithms() is not None:  # the engine is built in: it estimates each point's cost
+        cpu_s = sum(estimate_simulation(build_simulation(model.scenario(p), model.seed_for(0))).cpu_s for p, _ in points) * reps
+        click.echo(f"estimated engine CPU: {cpu_s:.2f} s in total (one process; --jobs N divides the wall time)")
 
 
 # --- end sweep -----------------------------------------------------------------------------------------
