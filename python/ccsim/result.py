@@ -160,6 +160,12 @@ class Result:
         """The scenario as resolved (the JSON the engine read)."""
         return self.meta["scenario"]
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the summary table, the bottleneck, Jain's index with its flows, goodput per flow."""
+        from ccsim.notebook import result_html  # lazy: matplotlib
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         flows = self.scenario.get("flows", [])
         duration_s = self.scenario.get("duration_ns", 0) / 1e9
