@@ -216,3 +216,12 @@ def test_claim_verdicts_state_their_tolerance():
     broken = Claim("x", "1", lambda sweep: "1", verdict=lambda sweep: 1 / 0)
     assert broken.judge(None).holds is None and "ZeroDivisionError" in broken.judge(None).reason
     assert Verdict(True, "").label == "agrees"
+
+
+def test_meta_records_the_environment(core):
+    import platform
+
+    run = ccsim.run_toml(ON_OFF.replace('duration = "20s"', 'duration = "1s"'), seed=1)
+    env = run.meta["environment"]
+    assert env["python"] == platform.python_version() and env["os"] and env["host"]
+    assert env["packages"]["numpy"] and env["packages"]["pyarrow"]

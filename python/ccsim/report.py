@@ -142,6 +142,7 @@ def run_report_html(directory: str | Path) -> str:
         ("simulated", f"{duration_s:g} s"),
         ("measurement window", "whole run" if window is None else f"{window[0]:g}-{window[1]:g} s"),
         ("wall time", _fmt_seconds(meta.get("wall_time_s"))),
+        ("environment", _environment_text(meta.get("environment"))),
     ]
     body = [_facts_table(facts)]
     body.append(_section("Run summary", _dict_table(result.run_summary)))
@@ -493,6 +494,15 @@ def _read_json(path: Path) -> dict[str, Any]:
     except CcsimError:  # optional file (experiment.json): unreadable reads as absent
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _environment_text(env: Any) -> str | None:
+    """``host, OS, Python 3.11.2; numpy 1.26, ...`` from meta.json's environment (None for older runs)."""
+    if not isinstance(env, dict):
+        return None
+    packages = env.get("packages") if isinstance(env.get("packages"), dict) else {}
+    deps = ", ".join(f"{k} {v}" for k, v in packages.items() if v)
+    return f"{env.get('host')}, {env.get('os')}, Python {env.get('python')}; {deps}"
 
 
 def _report_git_revision() -> str | None:

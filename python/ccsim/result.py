@@ -101,6 +101,7 @@ class Result:
             "algorithm_params": _algorithm_params(raw.get("params_used", [])),
             "engine_stats": raw.get("stats", {}),
             "wall_time_s": wall_time_s,
+            "environment": environment(),
         }
         return cls(tables, raw.get("run_summary", {}), meta)
 
@@ -232,6 +233,31 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+_DEPENDENCIES = ("numpy", "pandas", "pyarrow", "matplotlib", "pydantic", "click", "rich", "tomli-w")
+
+
+def environment() -> dict[str, Any]:
+    """Where the run was made: host, OS, machine, Python and the versions of the packages ccsim
+    depends on (provenance: a figure redrawn a year later can say what produced its numbers)."""
+    import platform
+    import socket
+    from importlib import metadata
+
+    packages = {}
+    for name in _DEPENDENCIES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = None
+    return {
+        "host": socket.gethostname(),
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "packages": packages,
+    }
 
 
 def git_revision() -> str | None:
