@@ -221,7 +221,7 @@ def test_claim_verdicts_state_their_tolerance():
 def test_meta_records_the_environment(core):
     import platform
 
-    run = ccsim.run_toml(ON_OFF.replace('duration = "20s"', 'duration = "1s"'), seed=1)
+    run = ccsim.run_toml(ON_OFF, seed=1)
     env = run.meta["environment"]
     assert env["python"] == platform.python_version() and env["os"] and env["host"]
     assert env["packages"]["numpy"] and env["packages"]["pyarrow"]

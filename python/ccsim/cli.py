@@ -125,7 +125,7 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
     check_output_dir(out, force)  # before simulating: do not make the user wait to hear this
     model, toml_text = scenario_source(scenario)
     if overrides:
-        from ccsim.overrides import apply_overrides
+        from ccsim.overrides import apply_overrides  # lazy: start-up time (tomli_w, the sweep plan's path rules)
 
         model, toml_text, notes = apply_overrides(toml_text, overrides, source=str(scenario))
         for note in notes:
@@ -221,14 +221,15 @@ def _validate_plan(path: Path, resolved: bool, budget: Budget | None) -> None:
 @_user_errors
 def list_algorithms(names: tuple[str, ...] = ()) -> None:
     """List every algorithm (or the NAMES given) and its parameters (name, unit, default, range, doc)."""
-    from ccsim.scenario import algorithm_hint
+    from ccsim.scenario import algorithm_hint  # lazy: start-up time (pydantic)
 
     width = max(40, min(shutil.get_terminal_size().columns, 100))
     catalog = algorithms()
     known = [a["name"] for a in catalog]
     for name in names:
         if name not in known:
-            raise CcsimError(f"{safe_for_terminal(name)}: unknown algorithm; {algorithm_hint(name, known)}(known: {', '.join(known)})")
+            hint = algorithm_hint(name, known)
+            raise CcsimError(f"{safe_for_terminal(name)}: unknown algorithm{'; ' + hint if hint else ' '}(known: {', '.join(known)})")
     shown = [a for a in catalog if not names or a["name"] in names]
     for i, algo in enumerate(shown):
         if i:
@@ -534,7 +535,7 @@ def print_summary(result: Any, console: Console) -> None:
 def summary_document(result: Any, out: Path) -> dict[str, Any]:
     """What ``ccsim run --json`` prints: the run summary, the per-flow and per-link summary rows
     (NaN as null) and where the run was written."""
-    from ccsim.result import json_safe
+    from ccsim.result import json_safe  # lazy: start-up time (pandas, pyarrow)
 
     return json_safe({
         "directory": str(out),

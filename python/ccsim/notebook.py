@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ccsim.binning import nice_bin_s
 from ccsim.precision import fmt_percentile
 
 __all__ = ["result_html", "sweep_html"]
@@ -64,7 +65,6 @@ def result_html(result: Any, figure: bool = True) -> str:
     parts = [f"<div class=ccsim-result><b>ccsim run</b> {html.escape(repr(result))}", table, facts]
     if figure and not result.flows.empty:
         from ccsim import plots  # lazy: start-up time (matplotlib)
-        from ccsim.report import nice_bin_s
 
         resolved = result.scenario
         with tempfile.TemporaryDirectory(prefix="ccsim-nb-") as tmp:

@@ -13,6 +13,7 @@ import tomli_w
 
 from ccsim.errors import ScenarioError
 from ccsim.scenario import Scenario
+from ccsim.sweep.plan import apply_override  # the sweep grid's path rules
 
 __all__ = ["parse_override", "apply_overrides"]
 
@@ -41,8 +42,6 @@ def apply_overrides(toml_text: str, overrides: Iterable[str], source: str = "<st
     A flow whose algorithm is overridden loses the file's ``params`` for the old algorithm (they
     would be unknown to the new one) unless a ``flows[i].params...`` override is given too; a note
     says so."""
-    from ccsim.sweep.plan import apply_override  # the sweep grid's path rules
-
     try:
         data = tomllib.loads(toml_text)
     except tomllib.TOMLDecodeError as e:

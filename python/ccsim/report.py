@@ -35,6 +35,7 @@ from ccsim.errors import CcsimError
 from ccsim.files import read_json
 from ccsim.outdir import is_owned, record_files
 from ccsim.experiments import EXPERIMENT_FILE, Experiment
+from ccsim.binning import nice_bin_s
 from ccsim.precision import fmt_percentile, is_percentile_column
 from ccsim.result import Result, git_revision
 from ccsim.sweep import load_sweep
@@ -513,16 +514,3 @@ def _report_git_revision() -> str | None:
 
 def _current_version() -> str:
     return __version__
-
-
-def nice_bin_s(duration_s: float, target_bins: int = 40) -> float:
-    """A round bin width (0.1, 0.2, 0.5, 1, 2, 5, ... s) giving about ``target_bins`` bins."""
-    if not duration_s or duration_s <= 0:
-        return 1.0
-    raw = duration_s / target_bins
-    exponent = math.floor(math.log10(raw))
-    for step in (1, 2, 5, 10):
-        width = step * 10**exponent
-        if width >= raw:
-            return float(f"{width:.3g}")
-    return float(10 ** (exponent + 1))

@@ -22,9 +22,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import platform
 import secrets
 import shutil
+import socket
 import subprocess
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -241,10 +244,6 @@ _DEPENDENCIES = ("numpy", "pandas", "pyarrow", "matplotlib", "pydantic", "click"
 def environment() -> dict[str, Any]:
     """Where the run was made: host, OS, machine, Python and the versions of the packages ccsim
     depends on (provenance: a figure redrawn a year later can say what produced its numbers)."""
-    import platform
-    import socket
-    from importlib import metadata
-
     packages = {}
     for name in _DEPENDENCIES:
         try:
@@ -268,10 +267,9 @@ def git_revision() -> str | None:
 
 def _built_revision() -> str | None:
     try:
-        from ccsim import _core
-    except ImportError:
+        from ccsim._core import GIT_REVISION as revision  # lazy: the extension may be absent (pure-Python use)
+    except ImportError:  # no extension, or one built before the revision was built in
         return None
-    revision = getattr(_core, "GIT_REVISION", None)
     return revision if isinstance(revision, str) and revision else None
 
 

@@ -877,7 +877,8 @@ class Flow(_Section):
     def _check_algorithm(cls, name: str | None) -> str | None:
         known = known_algorithms()
         if name is not None and known is not None and name not in known:
-            raise ScenarioError("", f"unknown algorithm '{name}'; {algorithm_hint(name, known)}(known: {', '.join(known)})")
+            hint = algorithm_hint(name, known)
+            raise ScenarioError("", f"unknown algorithm '{name}'{'; ' + hint if hint else ' '}(known: {', '.join(known)})")
         return name
 
     @model_validator(mode="after")
