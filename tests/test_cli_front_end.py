@@ -131,3 +131,14 @@ def test_sweep_dry_run_lists_points_and_writes_nothing(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
     missing = CliRunner().invoke(cli, ["sweep", str(EXAMPLES / "sweep_loss.toml")])
     assert missing.exit_code == 2 and "--out: required" in missing.stderr
+
+
+def test_summary_table_fits_80_columns(tmp_path):
+    pytest.importorskip("ccsim._core")
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(cli, ["run", str(EXAMPLES / "voip_with_bulk.toml"), "--out", str(tmp_path / "v"),
+                                                           "--no-plots", "--set", 'run.duration="5s"'])
+    assert result.exit_code == 0, result.output
+    table = [line for line in result.stdout.splitlines() if line.startswith(("┃", "│", "┏", "└"))]
+    assert table and all(len(line) <= 80 for line in table)
+    assert "…" not in result.stdout  # nothing cut off
+    assert any("call" in line and "(voip)" in line for line in table)

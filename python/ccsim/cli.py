@@ -454,7 +454,9 @@ def print_summary(result: Any, console: Console) -> None:
         caption_justify="left",
     )
     for column in ("flow", "algorithm", "goodput\nMbit/s", "share", "retx", "timeouts", "RTT mean\nms", "RTT p95\nms"):
-        table.add_column(column, justify="left" if column in ("flow", "algorithm") else "right", no_wrap=True)
+        # a long flow name wraps rather than losing its end to an ellipsis
+        table.add_column(column, justify="left" if column in ("flow", "algorithm") else "right", no_wrap=column != "flow",
+                         overflow="fold")
     flows = resolved["flows"]
     summary_rows = result.summary
     kinds = summary_rows["kind"] if "kind" in summary_rows else None
@@ -467,9 +469,9 @@ def print_summary(result: Any, console: Console) -> None:
         spec = flows[int(index)] if _is_index(index, len(flows)) else {}
         name = _cell(row.get("name", spec.get("name", index)))
         goodput = row.get("goodput_bps")
-        table.add_row(
-            name if kind == "tcp" else f"{name} ({_cell(kind)})",
-            _cell(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))),
+        table.add_row(  # a stream has no algorithm: its kind goes in that column (the table fits 80 columns)
+            name,
+            _cell(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))) if kind == "tcp" else f"({_cell(kind)})",
             _num(goodput, 1e-6, "{:.3f}"),
             _num(goodput, 100 / capacity_bps, "{:.1f} %"),
             _num(row.get("retransmits"), 1, "{:.0f}"),
