@@ -225,3 +225,11 @@ def test_meta_records_the_environment(core):
     env = run.meta["environment"]
     assert env["python"] == platform.python_version() and env["os"] and env["host"]
     assert env["packages"]["numpy"] and env["packages"]["pyarrow"]
+
+
+def test_report_numbers_share_one_style():
+    from ccsim.report import _fmt_float
+
+    assert _fmt_float(1e7) == "10,000,000" and _fmt_float(153077.0) == "153,077"  # once 1e+07 beside 153077.0
+    assert _fmt_float(9628813.866) == "9,628,814" and _fmt_float(1234.5) == "1,234.5"
+    assert _fmt_float(0.5) == "0.5" and _fmt_float(float("nan")) == "-"

@@ -462,9 +462,15 @@ def _pre(text: str) -> str:
 def _fmt_float(x: float) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
-        return f"{x:.4g}"
-    return f"{x:.4f}".rstrip("0").rstrip(".") if abs(x) < 1000 else f"{x:.1f}"
+    # one style for every size: no exponent for large numbers (1e+07 beside 153077.0 read badly),
+    # thousands grouped, whole numbers without a ".0"
+    if math.isinf(x):
+        return str(x)
+    if abs(x) >= 1000:
+        return f"{x:,.0f}" if float(x).is_integer() or abs(x) >= 1e5 else f"{x:,.1f}"
+    if x != 0 and abs(x) < 1e-3:
+        return f"{x:.3g}"
+    return f"{x:.4f}".rstrip("0").rstrip(".")
 
 
 def _short(value: Any) -> str:
