@@ -48,7 +48,9 @@ __all__ = [
     "FIGURE_FORMATS",
     "jain_index",
     "mathis_bps",
+    "plot_box",
     "plot_cwnd",
+    "plot_totals",
     "plot_goodput",
     "plot_jain_over_time",
     "plot_queue_delay",
@@ -229,6 +231,66 @@ def _plot_per_flow(
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
 
 
+def plot_totals(
+    flows: pd.DataFrame,
+    out_dir: str | Path,
+    window: Window = None,
+    names: list[str] | None = None,
+    capacity_bps: float | None = None,
+    filename: str = "totals.png",
+) -> Path:
+    """Flent's "totals" plot: each flow's goodput per sample interval stacked, so the top edge is the
+    total goodput, with the bottleneck's rate as a dotted line. An interval where a flow has no row
+    (before it starts, after it ends) counts as zero for it."""
+    fig, ax = _figure()
+    if not flows.empty:
+        wide = flows.pivot_table(index="time_s", columns="flow", values="goodput_bps", aggfunc="sum").fillna(0.0).sort_index()
+        labels = [_flow_label(f, names) for f in wide.columns]
+        colors = [series_style(i)["color"] for i in range(len(labels))]
+        stacks = ax.stackplot(wide.index.to_numpy(), (wide.to_numpy().T / 1e6), labels=labels, colors=colors, alpha=0.85,
+                              step="post")
+        for i, poly in enumerate(stacks):  # hatching: a second cue beside colour
+            poly.set_hatch(("", "//", "..", "\\\\", "xx", "--", "++", "oo")[i % 8])
+            poly.set_edgecolor("white")
+        ax.plot(wide.index, wide.sum(axis=1) / 1e6, color="black", linewidth=0.8, drawstyle="steps-post", label="total")
+    if capacity_bps:
+        ax.axhline(capacity_bps / 1e6, color="grey", linestyle=":", linewidth=1.2, label="bottleneck rate")
+    _finish_time_axes(ax, "goodput (Mbit/s, stacked)", "Total goodput and each flow's part", window)
+    return _save(fig, out_dir, filename)
+
+
+def plot_box(
+    flows: pd.DataFrame,
+    out_dir: str | Path,
+    column: str = "goodput_bps",
+    names: list[str] | None = None,
+    window: Window = None,
+    scale: float = 1e-6,
+    ylabel: str = "goodput per sample interval (Mbit/s)",
+    filename: str | None = None,
+) -> Path:
+    """Flent-style box plot: the distribution of ``column`` over each flow's sample intervals
+    (within the measurement window): box = quartiles, line = median, diamond = mean, whiskers = 1.5
+    IQR, outliers as dots. File: ``box_<column>.png`` unless ``filename`` is given."""
+    fig, ax = _figure()
+    rows = flows if window is None or flows.empty else flows[(flows["time_s"] > window[0]) & (flows["time_s"] <= window[1])]
+    groups = [(f, r[column].dropna().to_numpy() * scale) for f, r in _groups(rows, "flow")] if not rows.empty else []
+    groups = [(f, v) for f, v in groups if v.size]
+    if groups:
+        parts = ax.boxplot([v for _, v in groups], showmeans=True, patch_artist=True, widths=0.6,
+                           meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 5},
+                           medianprops={"color": "black"}, flierprops={"marker": ".", "markersize": 3, "alpha": 0.5})
+        for i, box in enumerate(parts["boxes"]):
+            box.set_facecolor(series_style(i)["color"])
+            box.set_alpha(0.75)
+        ax.set_xticks(range(1, len(groups) + 1), [_flow_label(f, names) for f, _ in groups])
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    span = "whole run" if window is None else f"{window[0]:g}-{window[1]:g} s"
+    ax.set_title(f"Distribution per flow ({span})")
+    return _save(fig, out_dir, filename or f"box_{safe_name(column)}.png")
+
+
 def binned(rows: pd.DataFrame, column: str, bin_s: float) -> tuple[np.ndarray, np.ndarray]:
     """Averages of ``column`` over consecutive time bins of ``bin_s`` seconds: (bin midpoints, means).
 
@@ -281,24 +343,33 @@ def plot_throughput_delay(
 ) -> Path:
     """Pantheon-style scatter: goodput (y, Mbit/s) against the 95th-percentile RTT (x, ms, inverted so
     that "better" is up and to the right). One marker per row of ``points`` (columns ``label``,
-    ``goodput_bps``, ``delay_column``; optional ``goodput_sd_bps`` and ``delay_sd_ms`` are drawn as
-    1-sigma error bars). Rows sharing a label share a colour; each marker is annotated with its
-    ``annotate`` column (default: the label)."""
+    ``goodput_bps``, ``delay_column``; optional ``goodput_ci_bps`` and ``delay_ci_ms`` are drawn as
+    95 % confidence-interval bars, the convention of every mean ccsim plots). Rows sharing a label
+    share a colour and marker and are named in the legend; with ``annotate``, each marker also gets
+    that column's text, placed at alternating offsets so neighbours do not overprint. The axes leave
+    room around the outermost points (none is clipped at an edge)."""
     fig, ax = _figure()
     if not points.empty:
+        n = 0
         for i, (name, rows) in enumerate(points.groupby(label, sort=False)):
-            xerr = rows["delay_sd_ms"] if "delay_sd_ms" in rows else None
-            yerr = rows["goodput_sd_bps"] / 1e6 if "goodput_sd_bps" in rows else None
+            xerr = rows["delay_ci_ms"] if "delay_ci_ms" in rows else None
+            yerr = rows["goodput_ci_bps"] / 1e6 if "goodput_ci_bps" in rows else None
             ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt=series_style(i)["marker"],
                         color=series_style(i)["color"], markersize=6, capsize=3, linewidth=1, label=str(name))
-            for _, row in rows.iterrows():
-                text = str(row[annotate]) if annotate is not None and annotate in row else str(name)
-                ax.annotate(text, (row[delay_column], row["goodput_bps"] / 1e6), textcoords="offset points",
-                            xytext=(5, 4), fontsize="x-small")
+            if annotate is not None and annotate in rows:
+                for _, row in rows.iterrows():
+                    dx, dy = ((6, 5), (6, -11), (-6, 5), (-6, -11))[n % 4]
+                    ax.annotate(str(row[annotate]), (row[delay_column], row["goodput_bps"] / 1e6), textcoords="offset points",
+                                xytext=(dx, dy), ha="left" if dx > 0 else "right", fontsize="x-small")
+                    n += 1
+        top = (points["goodput_bps"] + (points["goodput_ci_bps"] if "goodput_ci_bps" in points else 0)).max() / 1e6
+        ax.set_ylim(0, top * 1.18 if top > 0 else 1)
+        ax.margins(x=0.12)
         ax.invert_xaxis()
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_xlabel("95th-percentile round-trip time (ms, axis reversed: better →)")
     ax.set_ylabel("goodput (Mbit/s)")
-    ax.set_ylim(bottom=0)
     ax.set_title(title)
     _legend(ax)
     return _save(fig, out_dir, filename)
@@ -575,9 +646,12 @@ def _finish_time_axes(ax, ylabel: str, title: str, window: Window) -> None:
 
 
 def _legend(ax) -> None:
+    """The legend outside the axes, on the right: it can never hide a data point (constrained layout
+    shrinks the axes to make room)."""
     handles, _ = ax.get_legend_handles_labels()
     if handles:
-        ax.legend(loc="best", fontsize="small", ncols=1 + len(handles) // 8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small",
+                  ncols=1 + len(handles) // 16, frameon=False)
 
 
 def _save(fig: Figure, out_dir: str | Path, filename: str) -> Path:

@@ -116,9 +116,15 @@ def run_report_html(directory: str | Path) -> str:
     with tempfile.TemporaryDirectory(prefix="ccsim-report-") as tmp:
         made: list[tuple[str, Path]] = []
         if not flows.empty:
+            capacity = result.run_summary.get("bottleneck_rate_bps")
             made += [
-                (f"Goodput per flow, {bin_s:g} s averages over the per-interval samples", plots.plot_goodput(flows, tmp, window, names, bin_s=bin_s)),
-                (f"Congestion window per flow, {bin_s:g} s averages", plots.plot_cwnd(flows, tmp, window, names, bin_s=bin_s)),
+                (f"Goodput per flow, {bin_s:g} s averages over the per-interval samples; dotted: the bottleneck's rate",
+                 plots.plot_goodput(flows, tmp, window, names, bin_s=bin_s, capacity_bps=capacity)),
+                ("Total goodput, each flow's part stacked (Flent's totals plot)", plots.plot_totals(flows, tmp, window, names, capacity)),
+                ("Goodput per sample interval, distribution per flow in the measurement window",
+                 plots.plot_box(flows, tmp, "goodput_bps", names, window)),
+                # every sample, not bin means: averaging a sawtooth over bins draws a zigzag
+                ("Congestion window per flow, every sample interval", plots.plot_cwnd(flows, tmp, window, names)),
             ]
             if flows["flow"].nunique() > 1:
                 made.append((f"Jain's fairness index of the flows' goodput in {bin_s:g} s bins", plots.plot_jain_over_time(flows, tmp, bin_s, window)))
@@ -244,8 +250,9 @@ def sweep_report_html(directory: str | Path, experiment: str | Experiment | None
 
 
 def sweep_scatter_points(flows: pd.DataFrame, params: list[str]) -> pd.DataFrame:
-    """Mean goodput and mean 95th-percentile RTT (with standard deviations) per algorithm and sweep
-    point, for :func:`ccsim.plots.plot_throughput_delay`."""
+    """Mean goodput and mean 95th-percentile RTT, each with the half-width of its 95 % confidence
+    interval (Student t over the repetitions, as every other mean in the report), per algorithm and
+    sweep point, for :func:`ccsim.plots.plot_throughput_delay`."""
     if flows.empty or not {"goodput_bps", "rtt_p95_ms"} <= set(flows.columns):
         return pd.DataFrame()
     keys = [p for p in params if p in flows and p != "algorithm" and not p.endswith(".algorithm")]
@@ -265,10 +272,18 @@ def sweep_scatter_points(flows: pd.DataFrame, params: list[str]) -> pd.DataFrame
             "point": ", ".join(f"{_tail(k)}={values[k]}" for k in keys) or "",
             "goodput_bps": g["goodput_bps"].mean(),
             "rtt_p95_ms": g["rtt_p95_ms"].mean(),
-            "goodput_sd_bps": g["goodput_bps"].std(ddof=1) if len(g) > 1 else 0.0,
-            "delay_sd_ms": g["rtt_p95_ms"].std(ddof=1) if len(g) > 1 else 0.0,
+            "goodput_ci_bps": _ci_half_width(g["goodput_bps"]),
+            "delay_ci_ms": _ci_half_width(g["rtt_p95_ms"]),
         })
     return pd.DataFrame(rows).dropna(subset=["goodput_bps", "rtt_p95_ms"])
+
+
+def _ci_half_width(values: pd.Series) -> float:
+    """Half-width of the Student-t 95 % CI of the mean (0 for a single value)."""
+    from ccsim.sweep_stats import t_quantile  # lazy: keeps the report's import list short
+
+    x = values.dropna()
+    return float(t_quantile(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else 0.0
 
 
 def _experiment_for(directory: Path, experiment: str | Experiment | None) -> Experiment | None:
