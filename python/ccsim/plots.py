@@ -50,6 +50,7 @@ __all__ = [
     "mathis_bps",
     "plot_box",
     "plot_cwnd",
+    "plot_delay_cdf",
     "plot_totals",
     "plot_goodput",
     "plot_jain_over_time",
@@ -580,6 +581,44 @@ def plot_queue_delay(links: pd.DataFrame, out_dir: str | Path, window: Window = 
         ax.plot(rows["time_s"], rows["qdelay_mean_ms"], label=str(name), linewidth=1, color=cue["color"], linestyle=cue["linestyle"])
     _finish_time_axes(ax, "queueing delay (ms, interval mean)", "Queueing delay", window)
     return _save(fig, out_dir, "queue_delay.png")
+
+
+def plot_delay_cdf(
+    delay_hist: pd.DataFrame,
+    out_dir: str | Path,
+    what: str = "qdelay",
+    names: Iterable[str] | None = None,
+    window: Window = None,
+    filename: str | None = None,
+) -> Path:
+    """CDF of per-packet delays (Flent's and Pantheon's convention), from the engine's histograms
+    (``Result.delay_hist``; each value within 1.6 % of the sample's): ``what = "qdelay"`` one curve
+    per link that queued (queueing delay of every packet it sent), ``"rtt"`` one per TCP flow (every
+    RTT sample). ``names`` limits the curves. File: ``<what>_cdf_per_packet.png``."""
+    fig, ax = _figure()
+    rows = delay_hist[delay_hist["what"] == what] if not delay_hist.empty and "what" in delay_hist else delay_hist.iloc[0:0]
+    wanted = None if names is None else set(names)
+    i = 0
+    for name, g in rows.groupby("name", sort=False):
+        if wanted is not None and name not in wanted:
+            continue
+        g = g.sort_values("value_ms")
+        counts = g["count"].to_numpy(dtype=float)
+        if what == "qdelay" and g["value_ms"].max() < QUEUED_MS:
+            continue  # a link that never queued: a vertical line at 0
+        cue = series_style(i)
+        ax.step(np.r_[0.0, g["value_ms"].to_numpy()], np.r_[0.0, np.cumsum(counts) / counts.sum()], where="post",
+                color=cue["color"], linestyle=cue["linestyle"], label=f"{name} ({int(counts.sum())} samples)")
+        i += 1
+    span = "whole run" if window is None else f"{window[0]:g}-{window[1]:g} s"
+    quantity = "queueing delay" if what == "qdelay" else "round-trip time"
+    ax.set_xlabel(f"{quantity} (ms, per packet)")
+    ax.set_ylabel("fraction of packets" if what == "qdelay" else "fraction of RTT samples")
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"CDF of the per-packet {quantity} ({span})")
+    _legend(ax)
+    return _save(fig, out_dir, filename or f"{what}_cdf_per_packet.png")
 
 
 def plot_queue_delay_cdf(links: pd.DataFrame, out_dir: str | Path, window: Window = None) -> Path:

@@ -131,8 +131,14 @@ def run_report_html(directory: str | Path) -> str:
         if not result.links.empty:
             made += [
                 ("Queueing delay over time (interval means)", plots.plot_queue_delay(result.links, tmp, window)),
-                ("CDF of the queueing delay (interval means, measurement window)", plots.plot_queue_delay_cdf(result.links, tmp, window)),
             ]
+            if not result.delay_hist.empty:  # per-packet samples (an older run directory has none: interval means then)
+                made += [
+                    ("CDF of the per-packet queueing delay (measurement window)", plots.plot_delay_cdf(result.delay_hist, tmp, "qdelay", window=window)),
+                    ("CDF of the per-packet RTT per flow (measurement window)", plots.plot_delay_cdf(result.delay_hist, tmp, "rtt", window=window)),
+                ]
+            else:
+                made.append(("CDF of the queueing delay (interval means, measurement window)", plots.plot_queue_delay_cdf(result.links, tmp, window)))
         scatter = _run_scatter_points(result)
         if not scatter.empty:
             made.append(("Throughput vs 95th-percentile RTT, one point per flow (Pantheon style)",

@@ -9,6 +9,8 @@ A saved run is a directory::
     cc_metrics.parquet     algorithm-internal state, long form (time_s, flow, name, value)
     summary.parquet        one row per flow over the measurement window
     link_summary.parquet   one row per link
+    delay_hist.parquet     per-packet queueing delay (per link) and RTT (per TCP flow) distributions
+                           over the summary window: one row per histogram bucket (value_ms, count)
     *.png                  default plots (ccsim.plots)
     .ccsim-files           the files above: what ``--force`` may replace (ccsim.outdir)
 
@@ -55,12 +57,15 @@ TABLE_FILES: dict[str, str] = {
     "cc_metrics": "cc_metrics",
     "summary": "flow_summary",
     "link_summary": "link_summary",
+    "delay_hist": "delay_hist",
 }
+# Tables a directory written by an older ccsim may lack: they load as empty tables.
+OPTIONAL_TABLES = frozenset({"delay_hist"})
 _PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
 
 
 class Result:
-    """Tables as pandas DataFrames (``flows``, ``streams``, ``links``, ``cc_metrics``, ``summary``, ``link_summary``),
+    """Tables as pandas DataFrames (``flows``, ``streams``, ``links``, ``cc_metrics``, ``summary``, ``link_summary``, ``delay_hist``),
     ``run_summary`` (dict of scalars) and ``meta`` (dict: provenance)."""
 
     flows: pd.DataFrame
@@ -69,6 +74,7 @@ class Result:
     cc_metrics: pd.DataFrame
     summary: pd.DataFrame
     link_summary: pd.DataFrame
+    delay_hist: pd.DataFrame  # what ("qdelay" / "rtt"), name (link / flow), value_ms, count: per-packet CDFs
 
     def __init__(self, tables: dict[str, pa.Table], run_summary: dict[str, Any], meta: dict[str, Any]) -> None:
         missing = set(TABLE_FILES) - set(tables)
@@ -119,6 +125,9 @@ class Result:
         tables = {}
         for name in TABLE_FILES:
             path = directory / f"{name}.parquet"
+            if name in OPTIONAL_TABLES and not path.exists():
+                tables[name] = pa.table({})
+                continue
             if not path.is_file():
                 raise CcsimError(f"{path}: missing from the run directory")
             tables[name] = read_parquet(path)

@@ -173,6 +173,7 @@ impl Simulation {
             d.set_item("links", table_to_dict(py, &out.links)?)?;
             d.set_item("flow_summary", table_to_dict(py, &out.flow_summary)?)?;
             d.set_item("link_summary", table_to_dict(py, &out.link_summary)?)?;
+            d.set_item("delay_hist", table_to_dict(py, &out.delay_hist)?)?;
             let rs = PyDict::new(py);
             for (k, v) in &out.run_summary {
                 rs.set_item(k, v)?;

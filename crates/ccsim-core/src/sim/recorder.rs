@@ -185,6 +185,7 @@ impl Recorder {
             links: self.links.finish(),
             flow_summary: flow_summary.table,
             link_summary: summary::link_summary(links, window_s, bottleneck),
+            delay_hist: summary::delay_hist(flows, links),
             run_summary,
             stats: self.stats,
             params_used: summary::params_used(scenario, flows),

@@ -174,6 +174,27 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> 
     ls.finish()
 }
 
+/// The per-packet delay histograms of the summary window as a long table (what, name, value_ms,
+/// count; name = the link's or the flow's): every link's queueing delay (links that carried packets) and every TCP flow's
+/// RTT samples, for CDFs of per-packet samples rather than of interval means.
+pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
+    let mut t = TableBuilder::default();
+    for l in links {
+        for (v, c) in l.qdelay_hist.buckets() {
+            t.str("what", "qdelay").str("name", &l.name).f64("value_ms", v / 1e6).u64("count", c);
+        }
+    }
+    for f in flows {
+        if !matches!(f.app, App::Tcp { .. }) || f.id.background {
+            continue;
+        }
+        for (v, c) in f.window.rtt_hist.buckets() {
+            t.str("what", "rtt").str("name", &f.id.name).f64("value_ms", v / 1e6).u64("count", c);
+        }
+    }
+    t.finish()
+}
+
 /// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck
 /// (`bottleneck_link`: its row in the link summary, chosen by `busiest_link`).
 pub(crate) fn run_summary(flows: &FlowSummary, links: &[Link], bottleneck: usize, window_s: f64, stats: &RunStats) -> Vec<(String, f64)> {
