@@ -233,3 +233,24 @@ def test_report_numbers_share_one_style():
     assert _fmt_float(1e7) == "10,000,000" and _fmt_float(153077.0) == "153,077"  # once 1e+07 beside 153077.0
     assert _fmt_float(9628813.866) == "9,628,814" and _fmt_float(1234.5) == "1,234.5"
     assert _fmt_float(0.5) == "0.5" and _fmt_float(float("nan")) == "-"
+
+
+def test_delay_hist_holds_every_packet_and_matches_the_percentiles(core, tmp_path):
+    import numpy as np
+
+    from ccsim import plots
+
+    result = ccsim.run(EXAMPLES / "three_flows.toml", seed=1)
+    h = result.delay_hist
+    links = result.link_summary.set_index("link")
+    q = h[(h["what"] == "qdelay") & (h["name"] == "bottleneck")].sort_values("value_ms")
+    assert q["count"].sum() == links.loc["bottleneck", "departures"]  # one sample per packet sent in the window
+    rtt = h[h["what"] == "rtt"]
+    assert set(rtt["name"]) == {"first", "second", "third"}
+    for name, g in rtt.groupby("name"):
+        g = g.sort_values("value_ms")
+        cdf = np.cumsum(g["count"].to_numpy()) / g["count"].sum()
+        p50 = g["value_ms"].to_numpy()[np.searchsorted(cdf, 0.5)]
+        assert p50 == pytest.approx(result.summary.set_index("name").loc[name, "rtt_p50_ms"])
+    path = plots.plot_delay_cdf(h, tmp_path, "rtt")
+    assert path.name == "rtt_cdf_per_packet.png" and path.stat().st_size > 10_000
