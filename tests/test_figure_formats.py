@@ -59,3 +59,24 @@ def test_ccsim_plot_format_pdf_writes_real_pdfs(tmp_path):
     assert not list(out.glob("*.png"))
     # the marker lists them, so --force may replace them later
     assert "cwnd.pdf" in (out / ".ccsim-files").read_text()
+
+
+def test_loss_sweep_gets_a_log_axis_and_every_series_its_own_cue(tmp_path, monkeypatch):
+    figures = []
+    real_save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, name: (figures.append(fig), real_save(fig, out, name))[1])
+    flows = pd.DataFrame({"topology.loss": [0.0, 0.0001, 0.001, 0.01] * 2, "algorithm": ["newreno"] * 4 + ["chd"] * 4,
+                          "goodput_bps": [9e6, 8e6, 6e6, 3e6, 9e6, 9e6, 8.5e6, 8e6]})
+    plots.plot_sweep_goodput(flows, "topology.loss", tmp_path, group="algorithm", bars="ci")
+    ax = figures[-1].axes[0]
+    assert ax.get_xscale() == "symlog"
+    lines = [line for line in ax.get_lines() if line.get_label() in ("newreno", "chd")]
+    styles = {(line.get_color(), line.get_marker(), line.get_linestyle()) for line in ax.containers for line in [line.lines[0]]}
+    assert len(styles) == 2  # colour, marker and line style all differ between the two series
+    assert not lines or len({line.get_color() for line in lines}) == 2
+    assert plots.PALETTE[0] == "#0072B2"  # Okabe-Ito, not Matplotlib's default red/green
+    linear = pd.DataFrame({"x": [1.0, 2.0, 3.0], "goodput_bps": [1e6, 2e6, 3e6]})
+    plots.plot_sweep_goodput(linear, "x", tmp_path, filename="lin.png")
+    assert figures[-1].axes[0].get_xscale() == "linear"
+    legend = figures[0].axes[0].get_legend()
+    assert legend is not None and legend.get_bbox_to_anchor().x0 >= figures[0].axes[0].get_window_extent().x1 - 1

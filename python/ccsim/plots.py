@@ -560,9 +560,9 @@ def plot_queue_delay_cdf_compare(
 
 
 def _wants_log_axis(xs: list[float]) -> bool:
-    """Non-negative values spanning two decades or more (a loss sweep): drawn on a log axis."""
+    """Non-negative values whose non-zero ones span a factor of 20 or more (a loss sweep): a log axis."""
     positive = [v for v in xs if v > 0]
-    return bool(positive) and min(xs) >= 0 and max(positive) / min(positive) >= 100
+    return bool(positive) and min(xs) >= 0 and max(positive) / min(positive) >= 20
 
 
 def safe_name(text: str) -> str:

@@ -157,7 +157,7 @@ def mathis_verdict(sweep: Any) -> Verdict:
     ours = float(np.median(_shares(sweep, "newreno", 0.01)))
     ratio = ours / model - 1
     return Verdict(abs(ratio) <= MATHIS_TOLERANCE,
-                   f"NewReno {ours:.1f} % is {ratio * 100:+.0f} % from the formula (tolerance \u00b1{MATHIS_TOLERANCE * 100:.0f} %)")
+                   f"NewReno {ours:.1f} % is {ratio * 100:+.1f} % from the formula (tolerance \u00b1{MATHIS_TOLERANCE * 100:.0f} %)")
 
 
 def share_at(algorithm: str, loss: float = 0.01):
