@@ -142,3 +142,14 @@ def test_summary_table_fits_80_columns(tmp_path):
     assert table and all(len(line) <= 80 for line in table)
     assert "…" not in result.stdout  # nothing cut off
     assert any("call" in line and "(voip)" in line for line in table)
+
+
+def test_sweep_set_is_a_one_value_grid_entry(tmp_path):
+    pytest.importorskip("ccsim._core")
+    result = CliRunner().invoke(cli, ["sweep", str(EXAMPLES / "sweep_loss.toml"), "--dry-run",
+                                      "--set", "flows[0].algorithm=chd", "--set", "flows[0].params={}"])
+    assert result.exit_code == 0, result.output
+    points = result.stdout.splitlines()[:5]
+    assert all(p.endswith("flows[0].algorithm=chd, flows[0].params={}") for p in points), points
+    swept = CliRunner().invoke(cli, ["sweep", str(EXAMPLES / "sweep_loss.toml"), "--dry-run", "--set", "topology.loss=1%"])
+    assert swept.exit_code == 2 and "--set topology.loss: the plan's grid sweeps this key" in swept.stderr

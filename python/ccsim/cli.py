@@ -253,6 +253,8 @@ def list_algorithms(names: tuple[str, ...] = ()) -> None:
 
 @cli.command()
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Set a scenario key at every point, e.g. --set flows[0].algorithm=chd (a one-value grid entry; repeatable).")
 @click.option("--dry-run", is_flag=True, help="Check the plan and list its points and runs, the seeds and the estimated cost; run and write nothing.")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory of the sweep (required unless --dry-run).")
 @click.option("--jobs", type=click.IntRange(1), default=None, help="Local worker processes [default: CPU count].")
@@ -263,14 +265,19 @@ def list_algorithms(names: tuple[str, ...] = ()) -> None:
 @click.option("--ignore-budget", is_flag=True, help="Run even if the plan's size or a run's estimated cost is over the budget.")
 @_user_errors
 def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
-          ignore_budget: bool, dry_run: bool = False) -> None:
+          ignore_budget: bool, dry_run: bool = False, overrides: tuple[str, ...] = ()) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
     from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
     if out is None and not dry_run:
         raise CcsimError("--out: required (the sweep's output directory), or use --dry-run to only list the runs")
     # every point is validated before anything runs or is written (and before pandas is imported)
-    model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget))
+    if overrides:
+        from ccsim.overrides import plan_with_overrides  # lazy: start-up time (tomli_w)
+
+        model = plan_with_overrides(plan, overrides, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget))
+    else:
+        model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget))
     if dry_run:
         _print_dry_run(model)
         return

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 from typing import Any, Iterable
 
 import tomli_w
 
+from ccsim.budget import DEFAULT_BUDGET, Budget
 from ccsim.errors import ScenarioError
+from ccsim.files import read_text_limited
 from ccsim.scenario import Scenario
-from ccsim.sweep.plan import apply_override  # the sweep grid's path rules
+from ccsim.sweep.plan import SweepPlan, apply_override  # the sweep grid's path rules
 
-__all__ = ["parse_override", "apply_overrides"]
+__all__ = ["parse_override", "apply_overrides", "plan_with_overrides"]
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -29,6 +32,31 @@ def parse_override(text: str) -> tuple[str, Any]:
     except tomllib.TOMLDecodeError:
         value = raw  # 1%, 20ms, chd: unit strings and names as written in a file without quotes
     return key, value
+
+
+def plan_with_overrides(path: Path, overrides: Iterable[str], allow_outside_paths: bool = False,
+                        budget: Budget | None = DEFAULT_BUDGET) -> SweepPlan:
+    """The sweep plan in ``path`` with each override set at every point: a grid key with one value,
+    so the sweep's tables show it like any swept parameter. A key the plan already sweeps is refused
+    (the override would silently replace its values)."""
+    text = read_text_limited(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(str(path), f"invalid TOML: {e}") from None
+    grid = data.setdefault("grid", {})
+    if not isinstance(grid, dict):
+        raise ScenarioError("grid", "must be a table")
+    applied = []
+    for item in overrides:
+        key, value = parse_override(item)
+        if key in grid:
+            raise ScenarioError(f"--set {key}", "the plan's grid sweeps this key; change it in the plan instead")
+        grid[key] = [value]
+        applied.append(f"# --set {key}={tomli_w.dumps({'v': value})[4:].strip()}")
+    plan = SweepPlan.from_dict(data, base_dir=path.parent, source=str(path), allow_outside_paths=allow_outside_paths, budget=budget)
+    plan.text = f"# {path} with command-line overrides:\n" + "\n".join(applied) + "\n" + tomli_w.dumps(data)
+    return plan
 
 
 _ALGORITHM = re.compile(r"^flows\[(\d+)\]\.algorithm$")
