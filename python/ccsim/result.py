@@ -77,6 +77,7 @@ class Result:
     delay_hist: pd.DataFrame  # what ("qdelay" / "rtt"), name (link / flow), value_ms, count: per-packet CDFs
 
     def __init__(self, tables: dict[str, pa.Table], run_summary: dict[str, Any], meta: dict[str, Any]) -> None:
+        tables = {name: pa.table({}) for name in OPTIONAL_TABLES} | dict(tables)  # from an older ccsim or the testbed
         missing = set(TABLE_FILES) - set(tables)
         if missing:
             raise ValueError(f"missing tables: {sorted(missing)}")

@@ -87,14 +87,18 @@ impl Histogram {
     /// lower bound (1/64, 1.6 %); below 64 every integer has a bucket of its own (error under 0.5).
     pub const RELATIVE_ERROR: f64 = 1.0 / 64.0;
 
+    /// The value standing for bucket `b`: the value itself below 64 (one value per bucket), else the
+    /// bucket's midpoint; clamped to [min, max] seen (a midpoint can lie outside the values in it).
+    fn representative(&self, b: usize) -> f64 {
+        let v = if (b as u64) < LINEAR { bucket_low(b) as f64 } else { (bucket_low(b) + bucket_low(b + 1)) as f64 / 2.0 };
+        v.clamp(self.min as f64, self.max as f64)
+    }
+
     /// The non-empty buckets in increasing order: (representative value, count), the value being the
     /// bucket's midpoint clamped to [min, max] seen, as for quantiles. A CDF drawn from these is the
     /// per-sample distribution within RELATIVE_ERROR, at a few hundred rows per histogram.
     pub fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(b, &c)| {
-            let mid = (bucket_low(b) + bucket_low(b + 1)) as f64 / 2.0;
-            (mid.clamp(self.min as f64, self.max as f64), c)
-        })
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(b, &c)| (self.representative(b), c))
     }
 
     /// Value at quantile q in [0, 1]: the midpoint of its bucket, clamped to [min, max] seen (a
@@ -108,9 +112,7 @@ impl Histogram {
         for (b, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                let lo = bucket_low(b);
-                let hi = bucket_low(b + 1);
-                return ((lo + hi) as f64 / 2.0).clamp(self.min as f64, self.max as f64);
+                return self.representative(b);
             }
         }
         self.max as f64
