@@ -134,8 +134,11 @@ def test_run_report_is_one_self_contained_page(run_dir):
     assert sorted(p.name for p in run_dir.iterdir()) == sorted(before + [REPORT_FILE])  # nothing else written
     page = path.read_text()
     assert_self_contained(page)
-    # goodput + cwnd (binned), Jain over time, queueing delay and its CDF, throughput-delay scatter
-    assert figure_count(page) == 6
+    # goodput (binned), totals, box plot, cwnd (every sample), Jain over time, queueing delay, CDFs
+    # of the per-packet queueing delay and RTT, throughput-delay scatter
+    assert figure_count(page) == 9
+    assert "per-packet queueing delay" in page and "per-packet RTT" in page
+    assert "Flent&#x27;s totals plot" in page and "distribution per flow" in page
     for png in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page):
         assert base64.b64decode(png).startswith(b"\x89PNG")
     assert ccsim.__version__ in page

@@ -19,7 +19,7 @@ from ccsim.result import Result
 from ccsim.scenario import Scenario
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-PARQUETS = ["flows", "streams", "links", "cc_metrics", "summary", "link_summary"]
+PARQUETS = ["flows", "streams", "links", "cc_metrics", "summary", "link_summary", "delay_hist"]
 PLOTS = ["cwnd.png", "goodput.png", "queue_delay.png", "queue_delay_cdf.png"]
 
 FLOW_COLUMNS = ["time_s", "flow", "goodput_bps", "send_rate_bps", "cwnd_bytes", "cwnd_pkts", "ssthresh_bytes",

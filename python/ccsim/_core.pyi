@@ -4,6 +4,8 @@ the named exceptions of :mod:`ccsim.errors` (``ScenarioError``, ``ConservationEr
 from typing import Any, TypedDict
 
 __version__: str
+#: The git commit the extension was built from (``-dirty`` if modified), None outside a checkout.
+GIT_REVISION: str | None
 #: The version of the resolved scenario document this engine reads (``ccsim_resolved``).
 RESOLVED_FORMAT: int
 

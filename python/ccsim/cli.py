@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import numbers
 import shutil
@@ -31,8 +32,11 @@ from ccsim.engine import algorithms, build_simulation
 from ccsim.errors import ArgumentError, CcsimError, ResourceError
 from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
 from ccsim.outdir import is_owned, record_files
+from ccsim.precision import fmt_percentile
 from ccsim.text import safe_for_terminal
 from ccsim.units import format_time, parse_size
+
+log = logging.getLogger("ccsim.cli")
 
 __all__ = ["cli", "main"]
 
@@ -126,8 +130,20 @@ def cost_limits(budget: Budget) -> str:
 
 @click.group(name="ccsim", context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ccsim")
-def cli() -> None:
+@click.option("-v", "--verbose", count=True, help="More detail on stderr (-v: steps, -vv: debug), through Python's logging.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors and the paths written: no summary table, no progress notes.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: int = 0, quiet: bool = False) -> None:
     """ccsim: a packet-level TCP congestion-control simulator."""
+    ctx.obj = {"quiet": quiet}
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+
+
+def _quiet() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    return bool(root and isinstance(root.obj, dict) and root.obj.get("quiet"))
 
 
 @cli.command()
@@ -137,9 +153,13 @@ def cli() -> None:
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
 @_budget_options
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a scenario key, e.g. --set topology.loss=1% --set flows[0].algorithm=chd (repeatable; "
+                   "dotted keys as in a sweep grid, values as in the file).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary and the per-flow and per-link summaries as one JSON document instead of the tables.")
 @_user_errors
 def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool,
-        max_events: str | None, max_memory: str | None) -> None:
+        max_events: str | None, max_memory: str | None, overrides: tuple[str, ...] = (), as_json: bool = False) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
     # lazy: start-up time (pandas, pyarrow)
     from ccsim.result import check_output_dir
@@ -149,9 +169,22 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
     out = out if out is not None else Path("runs") / scenario.stem
     check_output_dir(out, force)  # before simulating: do not make the user wait to hear this
     model, toml_text = scenario_source(scenario)
-    result = simulate(model, toml_text, seed=seed, progress=True, budget=budget,
+    if overrides:
+        from ccsim.overrides import apply_overrides  # lazy: start-up time (tomli_w, the sweep plan's path rules)
+
+        model, toml_text, notes = apply_overrides(toml_text, overrides, source=str(scenario))
+        for note in notes:
+            click.echo(safe_for_terminal(note), err=True)
+    result = simulate(model, toml_text, seed=seed, progress=not _quiet(), budget=budget,
                       announce=functools.partial(_announce, budget))
+    log.info("simulated %s; writing %s", scenario, out)
     result.save(out, force=force, plots=not no_plots)
+    if as_json:
+        click.echo(json.dumps(summary_document(result, out), indent=2, allow_nan=False))
+        return
+    if _quiet():
+        click.echo(safe_for_terminal(out))
+        return
     console = Console()
     print_summary(result, console)
     console.print(f"wrote {escape(safe_for_terminal(out))}")
@@ -159,14 +192,17 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
 
 @cli.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"], case_sensitive=False), default="png",
+              show_default=True, help="File format of the figures (pdf and svg are vector graphics).")
 @_user_errors
-def plot(directory: Path) -> None:
+def plot(directory: Path, fmt: str) -> None:
     """(Re)write the plots of a saved run DIRECTORY."""
     # lazy: start-up time (matplotlib, pandas)
-    from ccsim.plots import write_default_plots
+    from ccsim.plots import figure_format, write_default_plots
     from ccsim.result import Result
 
-    written = write_default_plots(Result.load(directory), directory)
+    with figure_format(fmt):
+        written = write_default_plots(Result.load(directory), directory)
     if is_owned(directory):
         record_files(directory, [Path(p).name for p in written], skip_known=True)
     for path in written:
@@ -229,11 +265,21 @@ def _validate_plan(path: Path, resolved: bool, budget: Budget | None) -> None:
 
 
 @cli.command(name="list")
+@click.argument("names", nargs=-1)
 @_user_errors
-def list_algorithms() -> None:
-    """List every algorithm and its parameters (name, unit, default, range, doc)."""
+def list_algorithms(names: tuple[str, ...] = ()) -> None:
+    """List every algorithm (or the NAMES given) and its parameters (name, unit, default, range, doc)."""
+    from ccsim.scenario import algorithm_hint  # lazy: start-up time (pydantic)
+
     width = max(40, min(shutil.get_terminal_size().columns, 100))
-    for i, algo in enumerate(algorithms()):
+    catalog = algorithms()
+    known = [a["name"] for a in catalog]
+    for name in names:
+        if name not in known:
+            hint = algorithm_hint(name, known)
+            raise CcsimError(f"{safe_for_terminal(name)}: unknown algorithm{'; ' + hint if hint else ' '}(known: {', '.join(known)})")
+    shown = [a for a in catalog if not names or a["name"] in names]
+    for i, algo in enumerate(shown):
         if i:
             click.echo()
         click.secho(algo["name"], bold=True, nl=False)
@@ -255,7 +301,10 @@ def list_algorithms() -> None:
 
 @cli.command()
 @click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out", type=click.Path(path_type=Path), required=True, help="Output directory of the sweep.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Set a scenario key at every point, e.g. --set flows[0].algorithm=chd (a one-value grid entry; repeatable).")
+@click.option("--dry-run", is_flag=True, help="Check the plan and list its points and runs, the seeds and the estimated cost; run and write nothing.")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory of the sweep (required unless --dry-run).")
 @click.option("--jobs", type=click.IntRange(1), default=None, help="Local worker processes [default: CPU count].")
 @click.option("--cluster", default=None, metavar="tcp://HOST:PORT", help="Run on this Dask scheduler instead of locally.")
 @click.option("--resume", is_flag=True, help="Continue an existing sweep directory: run only the missing runs.")
@@ -263,13 +312,26 @@ def list_algorithms() -> None:
 @click.option("--allow-outside-paths", is_flag=True, help="Let the plan's base file lie outside the plan's directory.")
 @_budget_options
 @_user_errors
-def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
-          ignore_budget: bool, max_events: str | None, max_memory: str | None) -> None:
+def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, resume: bool, force: bool, allow_outside_paths: bool,
+          ignore_budget: bool, max_events: str | None, max_memory: str | None, dry_run: bool = False,
+          overrides: tuple[str, ...] = ()) -> None:
     """Run every point and repetition of the sweep PLAN (a TOML file); see docs/sweeps.md."""
     from ccsim.sweep.plan import SweepPlan  # lazy: start-up time (pydantic)
 
+    if out is None and not dry_run:
+        raise CcsimError("--out: required (the sweep's output directory), or use --dry-run to only list the runs")
     # every point is validated before anything runs or is written (and before pandas is imported)
-    model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=_budget(ignore_budget, max_events, max_memory))
+    budget = _budget(ignore_budget, max_events, max_memory)
+    if overrides:
+        from ccsim.overrides import plan_with_overrides  # lazy: start-up time (tomli_w)
+
+        model = plan_with_overrides(plan, overrides, allow_outside_paths=allow_outside_paths, budget=budget)
+    else:
+        model = SweepPlan.from_toml(plan, allow_outside_paths=allow_outside_paths, budget=budget)
+    if dry_run:
+        _print_dry_run(model)
+        return
+    assert out is not None
     from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
 
     try:
@@ -280,6 +342,22 @@ def sweep(plan: Path, out: Path, jobs: int | None, cluster: str | None, resume: 
     console = Console()
     print_sweep_summary(result, console)
     click.echo(f"wrote {safe_for_terminal(out)} ({len(result.executed)} runs executed, {len(result.runs)} in the dataset)")
+
+
+def _print_dry_run(model: Any) -> None:
+    """Each point's overrides, the seeds, the run count and the estimated cost of the whole sweep."""
+    points = model.points()
+    for point_id, overrides in points:
+        shown = ", ".join(f"{k}={_show(v)}" for k, v in dict(overrides).items()) or "(the base scenario)"
+        click.echo(f"{point_id}: {safe_for_terminal(shown)}")
+    reps = model.repetitions
+    runs = len(points) * reps
+    seeds = f"seed {model.seed_for(0)}" if reps == 1 else f"seeds {model.seed_for(0)}-{model.seed_for(reps - 1)}"
+    click.echo(f"{len(points)} point{'s' if len(points) != 1 else ''} x {reps} repetition{'s' if reps != 1 else ''} "
+               f"= {runs} run{'s' if runs != 1 else ''} ({seeds}); dry run: nothing run or written")
+    if known_algorithms() is not None:  # the engine is built in: it estimates each point's cost
+        cpu_s = sum(estimate_simulation(build_simulation(model.scenario(p), model.seed_for(0))).cpu_s for p, _ in points) * reps
+        click.echo(f"estimated engine CPU: {cpu_s:.2f} s in total (one process; --jobs N divides the wall time)")
 
 
 # --- end sweep -----------------------------------------------------------------------------------------
@@ -416,18 +494,26 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def print_summary(result: Any, console: Console) -> None:
-    """Per-flow table and run-level figures over the measurement window."""
+    """Per-flow table and run-level figures over the measurement window. Each figure names what it
+    measures: the bottleneck is the busiest link (named; a multi-hop topology lists every hop), an
+    on/off flow's goodput while on is shown beside its window average, and Jain's index names its
+    flows (docs/reports.md)."""
     resolved = result.scenario
     capacity_bps = result.run_summary.get("bottleneck_rate_bps") or float("nan")
     start_s, end_s = resolved["measure_start_ns"] / 1e9, resolved["measure_end_ns"] / 1e9
+    window_s = end_s - start_s
+    bottleneck = _bottleneck_row(result)
+    of = f"{_cell(bottleneck['link'])}'s" if bottleneck is not None and bottleneck["link"] != "bottleneck" else "the bottleneck's"
     table = Table(
         title=f"summary over {start_s:g}-{end_s:g} s (seed {result.meta.get('seed')})",
         title_justify="left",
-        caption="share: of the bottleneck capacity; retx: retransmitted segments",
+        caption=f"share: of {of} capacity; retx: retransmissions; p95: \u00b11.6 %",
         caption_justify="left",
     )
     for column in ("flow", "algorithm", "goodput\nMbit/s", "share", "retx", "timeouts", "RTT mean\nms", "RTT p95\nms"):
-        table.add_column(column, justify="left" if column in ("flow", "algorithm") else "right", no_wrap=True)
+        # a long flow name wraps rather than losing its end to an ellipsis
+        table.add_column(column, justify="left" if column in ("flow", "algorithm") else "right", no_wrap=column != "flow",
+                         overflow="fold")
     flows = resolved["flows"]
     summary_rows = result.summary
     kinds = summary_rows["kind"] if "kind" in summary_rows else None
@@ -440,20 +526,28 @@ def print_summary(result: Any, console: Console) -> None:
         spec = flows[int(index)] if _is_index(index, len(flows)) else {}
         name = _cell(row.get("name", spec.get("name", index)))
         goodput = row.get("goodput_bps")
-        table.add_row(
-            name if kind == "tcp" else f"{name} ({_cell(kind)})",
-            _cell(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))),
+        table.add_row(  # a stream has no algorithm: its kind goes in that column (the table fits 80 columns)
+            name,
+            _cell(row.get("algorithm", spec.get("traffic", {}).get("algorithm", ""))) if kind == "tcp" else f"({_cell(kind)})",
             _num(goodput, 1e-6, "{:.3f}"),
             _num(goodput, 100 / capacity_bps, "{:.1f} %"),
             _num(row.get("retransmits"), 1, "{:.0f}"),
             _num(row.get("timeouts"), 1, "{:.0f}"),
             _num(row.get("rtt_mean_ms"), 1, "{:.1f}"),
-            _num(row.get("rtt_p95_ms"), 1, "{:.1f}"),
+            fmt_percentile(row.get("rtt_p95_ms")),
         )
+        active_s = row.get("active_s")
+        sized = not math.isnan(float(row.get("fct_s", math.nan)))  # a finished transfer: its FCT says more
+        if isinstance(active_s, float) and 0 < active_s < window_s * 0.999 and not sized:
+            on = row.get("goodput_active_bps")
+            notes.append(
+                f"{name}: on {active_s:g} s of the {window_s:g} s window, {_num(on, 1e-6, '{:.3f} Mbit/s')} "
+                f"({_num(on, 100 / capacity_bps, '{:.1f} %')}) while on"
+            )
         if kind in ("cbr", "voip"):
             notes.append(
                 f"{name} ({_cell(kind)}): one-way delay mean {_num(row.get('owd_mean_ms'), 1, '{:.1f} ms')}, "
-                f"p95 {_num(row.get('owd_p95_ms'), 1, '{:.1f} ms')}, max {_num(row.get('owd_max_ms'), 1, '{:.1f} ms')}, "
+                f"p95 {fmt_percentile(row.get('owd_p95_ms'), 'ms')}, max {_num(row.get('owd_max_ms'), 1, '{:.1f} ms')}, "
                 f"jitter {_num(row.get('jitter_ms'), 1, '{:.2f} ms')}, lost {_num(row.get('stream_lost_pkts'), 1, '{:.0f}')} packets"
             )
     if kinds is not None and (kinds == "web").any():
@@ -469,7 +563,7 @@ def print_summary(result: Any, console: Console) -> None:
                 _num(group["retransmits"].sum(), 1, "{:.0f}"),
                 _num(group["timeouts"].sum(), 1, "{:.0f}"),
                 _num(group["rtt_mean_ms"].mean(), 1, "{:.1f}"),
-                _num(group["rtt_p95_ms"].max(), 1, "{:.1f}"),
+                fmt_percentile(group["rtt_p95_ms"].max()),
             )
             done = group[group["completed"]]
             notes.append(
@@ -481,12 +575,13 @@ def print_summary(result: Any, console: Console) -> None:
     for note in notes:
         console.print(note)
     summary = result.run_summary
-    qdelay = summary.get("bottleneck_qdelay_mean_ms", _bottleneck_qdelay(result))
-    console.print(
-        f"bottleneck utilisation {_num(summary.get('bottleneck_utilisation'), 100, '{:.1f} %')}, "
-        f"Jain index {_num(summary.get('jain_index'), 1, '{:.3f}')}, "
-        f"mean queueing delay {_num(qdelay, 1, '{:.1f} ms')}"
-    )
+    if bottleneck is not None:
+        name = "bottleneck" if bottleneck["link"] == "bottleneck" else f"bottleneck {_cell(bottleneck['link'])} (busiest)"
+        console.print(f"{name}: {_link_figures(bottleneck)}")
+        for hop in _hops(result):
+            if hop["link"] != bottleneck["link"]:
+                console.print(f"  {_cell(hop['link'])}: {_link_figures(hop)}")
+    console.print(_jain_line(result))
     stats = result.meta.get("engine_stats", {})
     if "engine_cpu_s" in stats:
         duration_s = summary.get("duration_s")
@@ -494,6 +589,68 @@ def print_summary(result: Any, console: Console) -> None:
             f"simulated {_num(duration_s, 1, '{:g} s')} in {stats['engine_cpu_s']:.3f} s of engine CPU "
             f"({_num(stats.get('events'), 1, '{:.0f}')} events)"
         )
+
+
+def summary_document(result: Any, out: Path) -> dict[str, Any]:
+    """What ``ccsim run --json`` prints: the run summary, the per-flow and per-link summary rows
+    (NaN as null) and where the run was written."""
+    from ccsim.result import json_safe  # lazy: start-up time (pandas, pyarrow)
+
+    return json_safe({
+        "directory": str(out),
+        "seed": result.meta.get("seed"),
+        "git_revision": result.meta.get("git_revision"),
+        "run_summary": result.run_summary,
+        "flows": result.summary.to_dict("records"),
+        "links": result.link_summary.to_dict("records"),
+    })
+
+
+def _bottleneck_row(result: Any) -> dict[str, Any] | None:
+    """The link summary row of the run's bottleneck (the busiest link, flagged by the engine; the
+    link named "bottleneck" in older results)."""
+    links = result.link_summary
+    if links.empty or "link" not in links:
+        return None
+    if "bottleneck" in links and links["bottleneck"].dtype == bool:
+        rows = links[links["bottleneck"]]
+    else:
+        rows = links[links["link"] == "bottleneck"]
+    return None if rows.empty else rows.iloc[0].to_dict()
+
+
+def _link_figures(row: dict[str, Any]) -> str:
+    return (f"utilisation {_num(row.get('utilisation'), 100, '{:.1f} %')}, "
+            f"mean queueing delay {_num(row.get('qdelay_mean_ms'), 1, '{:.1f} ms')}, "
+            f"{_num(row.get('drops_queue'), 1, '{:.0f}')} drops")
+
+
+def _hops(result: Any) -> list[dict[str, Any]]:
+    """A parking lot's forward hops (every one is listed: any of them can be the bottleneck)."""
+    links = result.link_summary
+    if links.empty or "link" not in links:
+        return []
+    hops = links[links["link"].astype(str).str.fullmatch(r"hop\d+")]
+    return hops.to_dict("records") if len(hops) > 1 else []
+
+
+def _jain_line(result: Any) -> str:
+    """Jain's index with the flows it covers named: the TCP flows active in the window."""
+    value = _num(result.run_summary.get("jain_index"), 1, "{:.3f}")
+    summary = result.summary
+    if "in_jain" not in summary or "name" not in summary:
+        return f"Jain index {value} (TCP flows)"
+    counted = summary[summary["in_jain"].astype(bool)]
+    left_out = summary[~summary["in_jain"].astype(bool) & (summary.get("kind", "tcp") != "web")]
+    names = ", ".join(_cell(n) for n in counted["name"][:6]) + (", ..." if len(counted) > 6 else "")
+    n = len(counted)
+    if n == 1:
+        text = f"Jain index {value} (one TCP flow: {names}, nothing to compare)"
+    else:
+        text = f"Jain index {value} over {n} TCP flows: {names or 'none active in the window'}"
+    if len(left_out):
+        text += "; not counted: " + ", ".join(_cell(x) for x in left_out["name"][:6]) + (", ..." if len(left_out) > 6 else "")
+    return text
 
 
 def _cell(value: Any) -> str:
@@ -504,14 +661,6 @@ def _cell(value: Any) -> str:
 def _is_index(value: Any, n: int) -> bool:
     """The engine identifies flows by position; older tables may carry names instead."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= int(value) < n
-
-
-def _bottleneck_qdelay(result: Any) -> float | None:
-    links = result.link_summary
-    if links.empty or "link" not in links or "qdelay_mean_ms" not in links:
-        return None
-    rows = links[links["link"] == "bottleneck"]
-    return None if rows.empty else float(rows["qdelay_mean_ms"].iloc[0])
 
 
 def _num(value: Any, scale: float, fmt: str) -> str:

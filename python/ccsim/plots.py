@@ -15,13 +15,19 @@ Figures are built with the object API (``matplotlib.figure.Figure``, rendered by
 pyplot, so plotting holds no global state and works without a display. Every axis label carries its
 unit. Each function takes the DataFrames (or a Result) and an output directory and returns the path
 it wrote; the measurement window is shaded when it is not the whole run.
+
+The file's format follows its name: ``.png`` (150 dpi), ``.pdf`` or ``.svg`` (vector, for a paper);
+inside ``with figure_format("pdf"):`` every default ``.png`` name is written as ``.pdf`` instead
+(``ccsim plot DIR --format pdf``). Another suffix is refused, never written as PNG bytes.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Iterator, Protocol
 
 import matplotlib
 
@@ -31,15 +37,21 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ccsim.errors import CcsimError
 from ccsim.sweep_stats import t_quantile
 
 __all__ = [
     "active_rows",
     "aggregate",
     "binned",
+    "figure_format",
+    "FIGURE_FORMATS",
     "jain_index",
     "mathis_bps",
+    "plot_box",
     "plot_cwnd",
+    "plot_delay_cdf",
+    "plot_totals",
     "plot_goodput",
     "plot_jain_over_time",
     "plot_queue_delay",
@@ -49,13 +61,47 @@ __all__ = [
     "plot_sweep_jain",
     "plot_throughput_delay",
     "safe_name",
+    "series_style",
     "write_default_plots",
 ]
 
 BOTTLENECK_LINK = "bottleneck"
 QUEUED_MS = 1.0  # links whose queueing delay never reaches this are left out of the delay plots
 _FIGSIZE = (8.0, 4.5)
-_DPI = 120
+_DPI = 150
+# suffix -> Matplotlib format, and the metadata that would make two identical figures differ (dates,
+# software versions): left out, so a figure is a function of its data.
+FIGURE_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+_NO_METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+                "svg": {"Creator": None, "Date": None}}
+# Okabe & Ito's colour-blind-safe palette (yellow last: faint on white), each colour with its own
+# line style and marker as a second cue, so series stay apart in grey print and for readers who
+# cannot tell red from green.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
+LINESTYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """Colour, line style and marker of the ``i``-th series of a figure (repeats after 8 x 4)."""
+    return {"color": PALETTE[i % len(PALETTE)], "linestyle": LINESTYLES[(i + i // len(PALETTE)) % len(LINESTYLES)],
+            "marker": MARKERS[i % len(MARKERS)]}
+
+
+_default_format: ContextVar[str] = ContextVar("ccsim_figure_format", default="png")
+
+
+@contextmanager
+def figure_format(fmt: str) -> Iterator[None]:
+    """Within the block, plots whose file name ends in ``.png`` are written as ``fmt`` (png, pdf, svg)."""
+    suffix = "." + str(fmt).lower().lstrip(".")
+    if suffix not in FIGURE_FORMATS:
+        raise CcsimError(f"format: {fmt!r} is not a figure format (choose from png, pdf, svg)")
+    token = _default_format.set(FIGURE_FORMATS[suffix])
+    try:
+        yield
+    finally:
+        _default_format.reset(token)
 
 Window = tuple[float, float] | None  # measurement window in seconds, or None for "whole run"
 
@@ -76,9 +122,10 @@ def write_default_plots(result: RunTables, out_dir: str | Path) -> list[Path]:
     window = measure_window_s(result.scenario)
     names = [f["name"] for f in result.scenario.get("flows", [])]
     flows = active_rows(result.flows, result.scenario)
+    capacity = getattr(result, "run_summary", {}).get("bottleneck_rate_bps")
     return [
         plot_cwnd(flows, out_dir, window, names),
-        plot_goodput(flows, out_dir, window, names),
+        plot_goodput(flows, out_dir, window, names, capacity_bps=capacity),
         plot_queue_delay(result.links, out_dir, window),
         plot_queue_delay_cdf(result.links, out_dir, window),
     ]
@@ -131,15 +178,18 @@ def plot_goodput(
     window: Window = None,
     names: list[str] | None = None,
     bin_s: float | None = None,
+    capacity_bps: float | None = None,
 ) -> Path:
-    """Goodput of each flow per sample interval, in Mbit/s.
+    """Goodput of each flow per sample interval, in Mbit/s, with the bottleneck's rate as a dotted
+    line when ``capacity_bps`` is given (a 100 ms sample can exceed it: a burst of ACKed data that
+    queued earlier is delivered within one interval).
 
     With ``bin_s`` the per-interval goodput is drawn faintly and its average over bins of ``bin_s``
     seconds on top (file ``goodput_binned_<bin_s>s.png``); without it, ``goodput.png``.
     """
     return _plot_per_flow(flows, out_dir, window, names, bin_s, column="goodput_bps", scale=1e-6, step=False,
                           ylabel="goodput (Mbit/s)", title="Goodput per sample interval", stem="goodput",
-                          binned_title="Goodput")
+                          binned_title="Goodput", capacity_bps=capacity_bps)
 
 
 def _plot_per_flow(
@@ -156,24 +206,90 @@ def _plot_per_flow(
     title: str,
     stem: str,
     binned_title: str | None = None,
+    capacity_bps: float | None = None,
 ) -> Path:
     """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin means."""
     fig, ax = _figure()
     for i, (flow, rows) in enumerate(_groups(flows, "flow")):
         label = _flow_label(flow, names)
-        color = f"C{i % 10}"
+        cue = series_style(i)
+        color = cue["color"]
         faint = bin_s is not None
-        style = dict(color=color, linewidth=0.6 if faint else 1, alpha=0.3 if faint else 1.0, label=None if faint else label)
+        style = dict(color=color, linestyle="-" if faint else cue["linestyle"], linewidth=0.6 if faint else 1.1,
+                     alpha=0.3 if faint else 1.0, label=None if faint else label)
         if step:
             ax.step(rows["time_s"], rows[column] * scale, where="post", **style)
         else:
             ax.plot(rows["time_s"], rows[column] * scale, **style)
         if faint:
             mids, means = binned(rows, column, bin_s)
-            ax.plot(mids, means * scale, color=color, marker="o", markersize=3, linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
+            ax.plot(mids, means * scale, color=color, linestyle=cue["linestyle"], marker=cue["marker"], markersize=3.5,
+                    linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
+    if capacity_bps:
+        ax.axhline(capacity_bps * scale, color="grey", linestyle=":", linewidth=1, label="bottleneck rate")
     heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
     _finish_time_axes(ax, ylabel, heading, window)
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
+
+
+def plot_totals(
+    flows: pd.DataFrame,
+    out_dir: str | Path,
+    window: Window = None,
+    names: list[str] | None = None,
+    capacity_bps: float | None = None,
+    filename: str = "totals.png",
+) -> Path:
+    """Flent's "totals" plot: each flow's goodput per sample interval stacked, so the top edge is the
+    total goodput, with the bottleneck's rate as a dotted line. An interval where a flow has no row
+    (before it starts, after it ends) counts as zero for it."""
+    fig, ax = _figure()
+    if not flows.empty:
+        wide = flows.pivot_table(index="time_s", columns="flow", values="goodput_bps", aggfunc="sum").fillna(0.0).sort_index()
+        labels = [_flow_label(f, names) for f in wide.columns]
+        colors = [series_style(i)["color"] for i in range(len(labels))]
+        stacks = ax.stackplot(wide.index.to_numpy(), (wide.to_numpy().T / 1e6), labels=labels, colors=colors, alpha=0.85,
+                              step="post")
+        for i, poly in enumerate(stacks):  # hatching: a second cue beside colour
+            poly.set_hatch(("", "//", "..", "\\\\", "xx", "--", "++", "oo")[i % 8])
+            poly.set_edgecolor("white")
+        ax.plot(wide.index, wide.sum(axis=1) / 1e6, color="black", linewidth=0.8, drawstyle="steps-post", label="total")
+    if capacity_bps:
+        ax.axhline(capacity_bps / 1e6, color="grey", linestyle=":", linewidth=1.2, label="bottleneck rate")
+    _finish_time_axes(ax, "goodput (Mbit/s, stacked)", "Total goodput and each flow's part", window)
+    return _save(fig, out_dir, filename)
+
+
+def plot_box(
+    flows: pd.DataFrame,
+    out_dir: str | Path,
+    column: str = "goodput_bps",
+    names: list[str] | None = None,
+    window: Window = None,
+    scale: float = 1e-6,
+    ylabel: str = "goodput per sample interval (Mbit/s)",
+    filename: str | None = None,
+) -> Path:
+    """Flent-style box plot: the distribution of ``column`` over each flow's sample intervals
+    (within the measurement window): box = quartiles, line = median, diamond = mean, whiskers = 1.5
+    IQR, outliers as dots. File: ``box_<column>.png`` unless ``filename`` is given."""
+    fig, ax = _figure()
+    rows = flows if window is None or flows.empty else flows[(flows["time_s"] > window[0]) & (flows["time_s"] <= window[1])]
+    groups = [(f, r[column].dropna().to_numpy() * scale) for f, r in _groups(rows, "flow")] if not rows.empty else []
+    groups = [(f, v) for f, v in groups if v.size]
+    if groups:
+        parts = ax.boxplot([v for _, v in groups], showmeans=True, patch_artist=True, widths=0.6,
+                           meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 5},
+                           medianprops={"color": "black"}, flierprops={"marker": ".", "markersize": 3, "alpha": 0.5})
+        for i, box in enumerate(parts["boxes"]):
+            box.set_facecolor(series_style(i)["color"])
+            box.set_alpha(0.75)
+        ax.set_xticks(range(1, len(groups) + 1), [_flow_label(f, names) for f, _ in groups])
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    span = "whole run" if window is None else f"{window[0]:g}-{window[1]:g} s"
+    ax.set_title(f"Distribution per flow ({span})")
+    return _save(fig, out_dir, filename or f"box_{safe_name(column)}.png")
 
 
 def binned(rows: pd.DataFrame, column: str, bin_s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -228,24 +344,33 @@ def plot_throughput_delay(
 ) -> Path:
     """Pantheon-style scatter: goodput (y, Mbit/s) against the 95th-percentile RTT (x, ms, inverted so
     that "better" is up and to the right). One marker per row of ``points`` (columns ``label``,
-    ``goodput_bps``, ``delay_column``; optional ``goodput_sd_bps`` and ``delay_sd_ms`` are drawn as
-    1-sigma error bars). Rows sharing a label share a colour; each marker is annotated with its
-    ``annotate`` column (default: the label)."""
+    ``goodput_bps``, ``delay_column``; optional ``goodput_ci_bps`` and ``delay_ci_ms`` are drawn as
+    95 % confidence-interval bars, the convention of every mean ccsim plots). Rows sharing a label
+    share a colour and marker and are named in the legend; with ``annotate``, each marker also gets
+    that column's text, placed at alternating offsets so neighbours do not overprint. The axes leave
+    room around the outermost points (none is clipped at an edge)."""
     fig, ax = _figure()
     if not points.empty:
+        n = 0
         for i, (name, rows) in enumerate(points.groupby(label, sort=False)):
-            xerr = rows["delay_sd_ms"] if "delay_sd_ms" in rows else None
-            yerr = rows["goodput_sd_bps"] / 1e6 if "goodput_sd_bps" in rows else None
-            ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt="o", color=f"C{i % 10}",
-                        markersize=6, capsize=3, linewidth=1, label=str(name))
-            for _, row in rows.iterrows():
-                text = str(row[annotate]) if annotate is not None and annotate in row else str(name)
-                ax.annotate(text, (row[delay_column], row["goodput_bps"] / 1e6), textcoords="offset points",
-                            xytext=(5, 4), fontsize="x-small")
+            xerr = rows["delay_ci_ms"] if "delay_ci_ms" in rows else None
+            yerr = rows["goodput_ci_bps"] / 1e6 if "goodput_ci_bps" in rows else None
+            ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt=series_style(i)["marker"],
+                        color=series_style(i)["color"], markersize=6, capsize=3, linewidth=1, label=str(name))
+            if annotate is not None and annotate in rows:
+                for _, row in rows.iterrows():
+                    dx, dy = ((6, 5), (6, -11), (-6, 5), (-6, -11))[n % 4]
+                    ax.annotate(str(row[annotate]), (row[delay_column], row["goodput_bps"] / 1e6), textcoords="offset points",
+                                xytext=(dx, dy), ha="left" if dx > 0 else "right", fontsize="x-small")
+                    n += 1
+        top = (points["goodput_bps"] + (points["goodput_ci_bps"] if "goodput_ci_bps" in points else 0)).max() / 1e6
+        ax.set_ylim(0, top * 1.18 if top > 0 else 1)
+        ax.margins(x=0.12)
         ax.invert_xaxis()
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_xlabel("95th-percentile round-trip time (ms, axis reversed: better →)")
     ax.set_ylabel("goodput (Mbit/s)")
-    ax.set_ylim(bottom=0)
     ax.set_title(title)
     _legend(ax)
     return _save(fig, out_dir, filename)
@@ -324,8 +449,10 @@ def plot_sweep_goodput(
             offset = 0.0
             xs_all.extend(np.array([float(k) for k, *_ in stats]))
         mid, low, high = (np.array(v, dtype=float) for v in list(zip(*stats))[1:])
-        ax.errorbar(x + offset, mid / 1e6, yerr=[(mid - low) / 1e6, (high - mid) / 1e6], fmt="o" if categorical else "o-",
-                    capsize=3, markersize=4, linewidth=1.2, color=f"C{i % 10}",
+        cue = series_style(i)
+        ax.errorbar(x + offset, mid / 1e6, yerr=[(mid - low) / 1e6, (high - mid) / 1e6], fmt=cue["marker"],
+                    linestyle="none" if categorical else cue["linestyle"], capsize=3, markersize=4 + 1.5 * (i % 3),
+                    markerfacecolor="none" if i % 2 else cue["color"], linewidth=1.2, color=cue["color"],
                     label=str(name) if name is not None else "goodput")
     if categorical:
         ax.set_xticks(range(len(categories)), categories)
@@ -337,6 +464,10 @@ def plot_sweep_goodput(
         grid = grid[grid > 0]
         if grid.size:
             ax.plot(grid * xscale, np.asarray(f(grid), dtype=float) / 1e6, linestyle="--", color="black", linewidth=1, label=label)
+    if not categorical and _wants_log_axis(xs_all):
+        # loss rates 0, 0.0001, ..., 0.05 on a linear axis crush the small ones into the origin: a
+        # log axis that stays linear below the smallest non-zero value (so 0 is still drawn)
+        ax.set_xscale("symlog", linthresh=min(v for v in xs_all if v > 0) * xscale, linscale=0.5)
     if capacity_bps:
         ax.axhline(capacity_bps / 1e6, color="grey", linestyle=":", linewidth=1, label="link rate")
         ax.set_ylim(0, capacity_bps / 1e6 * 1.08)
@@ -379,8 +510,9 @@ def plot_sweep_jain(
         else:
             x = np.array([float(k) for k, *_ in stats]) * xscale
         mid, low, high = (np.array(v, dtype=float) for v in list(zip(*stats))[1:])
-        ax.errorbar(x, mid, yerr=[mid - low, high - mid], fmt="o" if categorical else "o-", capsize=3, markersize=5,
-                    color=f"C{i % 10}", label=str(name) if name is not None else "Jain index")
+        cue = series_style(i)
+        ax.errorbar(x, mid, yerr=[mid - low, high - mid], fmt=cue["marker"], linestyle="none" if categorical else cue["linestyle"],
+                    capsize=3, markersize=5, color=cue["color"], label=str(name) if name is not None else "Jain index")
     if categorical:
         ax.set_xticks(range(len(categories)), categories)
         ax.set_xlim(-0.5, len(categories) - 0.5)
@@ -398,15 +530,26 @@ def plot_queue_delay_cdf_compare(
     title: str = "Queueing delay CDF",
     xlabel: str = "queueing delay (ms, interval mean)",
     filename: str = "queue_delay_cdf_compare.png",
+    means: dict[str, float] | None = None,
 ) -> Path:
-    """Empirical CDFs of several delay samples on one axis (e.g. drop-tail vs RED), mean marked."""
+    """Empirical CDFs of several delay samples on one axis (e.g. drop-tail vs RED), mean marked.
+
+    ``means``: the mean to mark and print per curve when it is not the samples' own (the per-packet
+    mean of the runs, which a table beside the figure also shows: the mean of interval means weighs
+    a quiet interval like a busy one and would disagree with it)."""
     fig, ax = _figure()
     for i, (name, values) in enumerate(delays_ms.items()):
         x = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
         if x.size:
-            color = f"C{i % 10}"
-            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=color, label=f"{name} (mean {x.mean():.1f} ms)")
-            ax.axvline(x.mean(), color=color, linestyle=":", linewidth=1)
+            cue = series_style(i)
+            color = cue["color"]
+            if means is not None and name in means:
+                mean, what = float(means[name]), "per-packet mean"
+            else:
+                mean, what = float(x.mean()), "mean"
+            ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", color=color, linestyle=cue["linestyle"],
+                    label=f"{name} ({what} {mean:.1f} ms)")
+            ax.axvline(mean, color=color, linestyle=":", linewidth=1)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction of sample intervals")
     ax.set_xlim(left=0)
@@ -414,6 +557,12 @@ def plot_queue_delay_cdf_compare(
     ax.set_title(title)
     _legend(ax)
     return _save(fig, out_dir, filename)
+
+
+def _wants_log_axis(xs: list[float]) -> bool:
+    """Non-negative values whose non-zero ones span a factor of 20 or more (a loss sweep): a log axis."""
+    positive = [v for v in xs if v > 0]
+    return bool(positive) and min(xs) >= 0 and max(positive) / min(positive) >= 20
 
 
 def safe_name(text: str) -> str:
@@ -427,10 +576,49 @@ def safe_name(text: str) -> str:
 def plot_queue_delay(links: pd.DataFrame, out_dir: str | Path, window: Window = None) -> Path:
     """Mean queueing delay per sample interval of the bottleneck and any other link that queued."""
     fig, ax = _figure()
-    for name, rows in _groups(_queued_links(links), "link"):
-        ax.plot(rows["time_s"], rows["qdelay_mean_ms"], label=str(name), linewidth=1)
+    for i, (name, rows) in enumerate(_groups(_queued_links(links), "link")):
+        cue = series_style(i)
+        ax.plot(rows["time_s"], rows["qdelay_mean_ms"], label=str(name), linewidth=1, color=cue["color"], linestyle=cue["linestyle"])
     _finish_time_axes(ax, "queueing delay (ms, interval mean)", "Queueing delay", window)
     return _save(fig, out_dir, "queue_delay.png")
+
+
+def plot_delay_cdf(
+    delay_hist: pd.DataFrame,
+    out_dir: str | Path,
+    what: str = "qdelay",
+    names: Iterable[str] | None = None,
+    window: Window = None,
+    filename: str | None = None,
+) -> Path:
+    """CDF of per-packet delays (Flent's and Pantheon's convention), from the engine's histograms
+    (``Result.delay_hist``; each value within 1.6 % of the sample's): ``what = "qdelay"`` one curve
+    per link that queued (queueing delay of every packet it sent), ``"rtt"`` one per TCP flow (every
+    RTT sample). ``names`` limits the curves. File: ``<what>_cdf_per_packet.png``."""
+    fig, ax = _figure()
+    rows = delay_hist[delay_hist["what"] == what] if not delay_hist.empty and "what" in delay_hist else delay_hist.iloc[0:0]
+    wanted = None if names is None else set(names)
+    i = 0
+    for name, g in rows.groupby("name", sort=False):
+        if wanted is not None and name not in wanted:
+            continue
+        g = g.sort_values("value_ms")
+        counts = g["count"].to_numpy(dtype=float)
+        if what == "qdelay" and g["value_ms"].max() < QUEUED_MS:
+            continue  # a link that never queued: a vertical line at 0
+        cue = series_style(i)
+        ax.step(np.r_[0.0, g["value_ms"].to_numpy()], np.r_[0.0, np.cumsum(counts) / counts.sum()], where="post",
+                color=cue["color"], linestyle=cue["linestyle"], label=f"{name} ({int(counts.sum())} samples)")
+        i += 1
+    span = "whole run" if window is None else f"{window[0]:g}-{window[1]:g} s"
+    quantity = "queueing delay" if what == "qdelay" else "round-trip time"
+    ax.set_xlabel(f"{quantity} (ms, per packet)")
+    ax.set_ylabel("fraction of packets" if what == "qdelay" else "fraction of RTT samples")
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"CDF of the per-packet {quantity} ({span})")
+    _legend(ax)
+    return _save(fig, out_dir, filename or f"{what}_cdf_per_packet.png")
 
 
 def plot_queue_delay_cdf(links: pd.DataFrame, out_dir: str | Path, window: Window = None) -> Path:
@@ -439,10 +627,12 @@ def plot_queue_delay_cdf(links: pd.DataFrame, out_dir: str | Path, window: Windo
     selected = _queued_links(links)
     if window is not None and not selected.empty:
         selected = selected[(selected["time_s"] >= window[0]) & (selected["time_s"] <= window[1])]
-    for name, rows in _groups(selected, "link"):
+    for i, (name, rows) in enumerate(_groups(selected, "link")):
         delays = np.sort(rows["qdelay_mean_ms"].dropna().to_numpy())
         if delays.size:
-            ax.step(delays, np.arange(1, delays.size + 1) / delays.size, where="post", label=str(name))
+            cue = series_style(i)
+            ax.step(delays, np.arange(1, delays.size + 1) / delays.size, where="post", label=str(name),
+                    color=cue["color"], linestyle=cue["linestyle"])
     ax.set_xlabel("queueing delay (ms, interval mean)")
     ax.set_ylabel("fraction of sample intervals")
     ax.set_ylim(0, 1.02)
@@ -495,15 +685,25 @@ def _finish_time_axes(ax, ylabel: str, title: str, window: Window) -> None:
 
 
 def _legend(ax) -> None:
+    """The legend outside the axes, on the right: it can never hide a data point (constrained layout
+    shrinks the axes to make room)."""
     handles, _ = ax.get_legend_handles_labels()
     if handles:
-        ax.legend(loc="best", fontsize="small", ncols=1 + len(handles) // 8)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small",
+                  ncols=1 + len(handles) // 16, frameon=False)
 
 
 def _save(fig: Figure, out_dir: str | Path, filename: str) -> Path:
-    """Writes via a temporary file so re-plotting a run never leaves a truncated PNG."""
+    """Writes in the format the file name asks for, via a temporary file so re-plotting a run never
+    leaves a truncated figure."""
     path = Path(out_dir) / filename
-    tmp = path.with_name(f".{filename}.tmp")
-    fig.savefig(tmp, dpi=_DPI, format="png", metadata={"Software": None})
+    if path.suffix.lower() == ".png" and _default_format.get() != "png":
+        path = path.with_suffix("." + _default_format.get())
+    fmt = FIGURE_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise CcsimError(f"{path}: {path.suffix or 'no suffix'} is not a figure format (name it .png, .pdf or .svg)")
+    tmp = path.with_name(f".{path.name}.tmp")
+    with matplotlib.rc_context({"svg.hashsalt": "ccsim", "pdf.compression": 6}):
+        fig.savefig(tmp, dpi=_DPI, format=fmt, metadata=_NO_METADATA[fmt])
     os.replace(tmp, path)
     return path

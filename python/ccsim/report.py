@@ -35,6 +35,8 @@ from ccsim.errors import CcsimError
 from ccsim.files import read_json
 from ccsim.outdir import is_owned, record_files
 from ccsim.experiments import EXPERIMENT_FILE, Experiment
+from ccsim.binning import nice_bin_s
+from ccsim.precision import fmt_percentile, is_percentile_column
 from ccsim.result import Result, git_revision
 from ccsim.sweep import load_sweep
 
@@ -114,17 +116,29 @@ def run_report_html(directory: str | Path) -> str:
     with tempfile.TemporaryDirectory(prefix="ccsim-report-") as tmp:
         made: list[tuple[str, Path]] = []
         if not flows.empty:
+            capacity = result.run_summary.get("bottleneck_rate_bps")
             made += [
-                (f"Goodput per flow, {bin_s:g} s averages over the per-interval samples", plots.plot_goodput(flows, tmp, window, names, bin_s=bin_s)),
-                (f"Congestion window per flow, {bin_s:g} s averages", plots.plot_cwnd(flows, tmp, window, names, bin_s=bin_s)),
+                (f"Goodput per flow, {bin_s:g} s averages over the per-interval samples; dotted: the bottleneck's rate",
+                 plots.plot_goodput(flows, tmp, window, names, bin_s=bin_s, capacity_bps=capacity)),
+                ("Total goodput, each flow's part stacked (Flent's totals plot)", plots.plot_totals(flows, tmp, window, names, capacity)),
+                ("Goodput per sample interval, distribution per flow in the measurement window",
+                 plots.plot_box(flows, tmp, "goodput_bps", names, window)),
+                # every sample, not bin means: averaging a sawtooth over bins draws a zigzag
+                ("Congestion window per flow, every sample interval", plots.plot_cwnd(flows, tmp, window, names)),
             ]
             if flows["flow"].nunique() > 1:
                 made.append((f"Jain's fairness index of the flows' goodput in {bin_s:g} s bins", plots.plot_jain_over_time(flows, tmp, bin_s, window)))
         if not result.links.empty:
             made += [
                 ("Queueing delay over time (interval means)", plots.plot_queue_delay(result.links, tmp, window)),
-                ("CDF of the queueing delay (interval means, measurement window)", plots.plot_queue_delay_cdf(result.links, tmp, window)),
             ]
+            if not result.delay_hist.empty:  # per-packet samples (an older run directory has none: interval means then)
+                made += [
+                    ("CDF of the per-packet queueing delay (measurement window)", plots.plot_delay_cdf(result.delay_hist, tmp, "qdelay", window=window)),
+                    ("CDF of the per-packet RTT per flow (measurement window)", plots.plot_delay_cdf(result.delay_hist, tmp, "rtt", window=window)),
+                ]
+            else:
+                made.append(("CDF of the queueing delay (interval means, measurement window)", plots.plot_queue_delay_cdf(result.links, tmp, window)))
         scatter = _run_scatter_points(result)
         if not scatter.empty:
             made.append(("Throughput vs 95th-percentile RTT, one point per flow (Pantheon style)",
@@ -141,6 +155,7 @@ def run_report_html(directory: str | Path) -> str:
         ("simulated", f"{duration_s:g} s"),
         ("measurement window", "whole run" if window is None else f"{window[0]:g}-{window[1]:g} s"),
         ("wall time", _fmt_seconds(meta.get("wall_time_s"))),
+        ("environment", _environment_text(meta.get("environment"))),
     ]
     body = [_facts_table(facts)]
     body.append(_section("Run summary", _dict_table(result.run_summary)))
@@ -241,8 +256,9 @@ def sweep_report_html(directory: str | Path, experiment: str | Experiment | None
 
 
 def sweep_scatter_points(flows: pd.DataFrame, params: list[str]) -> pd.DataFrame:
-    """Mean goodput and mean 95th-percentile RTT (with standard deviations) per algorithm and sweep
-    point, for :func:`ccsim.plots.plot_throughput_delay`."""
+    """Mean goodput and mean 95th-percentile RTT, each with the half-width of its 95 % confidence
+    interval (Student t over the repetitions, as every other mean in the report), per algorithm and
+    sweep point, for :func:`ccsim.plots.plot_throughput_delay`."""
     if flows.empty or not {"goodput_bps", "rtt_p95_ms"} <= set(flows.columns):
         return pd.DataFrame()
     keys = [p for p in params if p in flows and p != "algorithm" and not p.endswith(".algorithm")]
@@ -262,10 +278,18 @@ def sweep_scatter_points(flows: pd.DataFrame, params: list[str]) -> pd.DataFrame
             "point": ", ".join(f"{_tail(k)}={values[k]}" for k in keys) or "",
             "goodput_bps": g["goodput_bps"].mean(),
             "rtt_p95_ms": g["rtt_p95_ms"].mean(),
-            "goodput_sd_bps": g["goodput_bps"].std(ddof=1) if len(g) > 1 else 0.0,
-            "delay_sd_ms": g["rtt_p95_ms"].std(ddof=1) if len(g) > 1 else 0.0,
+            "goodput_ci_bps": _ci_half_width(g["goodput_bps"]),
+            "delay_ci_ms": _ci_half_width(g["rtt_p95_ms"]),
         })
     return pd.DataFrame(rows).dropna(subset=["goodput_bps", "rtt_p95_ms"])
+
+
+def _ci_half_width(values: pd.Series) -> float:
+    """Half-width of the Student-t 95 % CI of the mean (0 for a single value)."""
+    from ccsim.sweep_stats import t_quantile  # lazy: keeps the report's import list short
+
+    x = values.dropna()
+    return float(t_quantile(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else 0.0
 
 
 def _experiment_for(directory: Path, experiment: str | Experiment | None) -> Experiment | None:
@@ -285,15 +309,19 @@ def _claims_html(exp: Experiment, sweep: Any) -> str:
             error = ""
         except Exception as e:  # a claim that cannot be computed (a point missing in --quick) is shown, not fatal
             ours, error = "n/a", f"{type(e).__name__}: {e}"
+        verdict = claim.judge(sweep)
         rows.append(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"verdict {}\">{}</td><td>{}</td></tr>".format(
                 html.escape(claim.description),
                 html.escape(str(claim.paper)),
                 html.escape(_short(ours)),
+                verdict.label.replace(" ", "-"),
+                html.escape(str(verdict)),
                 html.escape(claim.where or "") + (f"<br><span class=warn>{html.escape(error)}</span>" if error else ""),
             )
         )
-    return ("<table class=claims><thead><tr><th>claim</th><th>paper</th><th>ours</th><th>where in the paper</th></tr></thead>"
+    return ("<table class=claims><thead><tr><th>claim</th><th>paper</th><th>ours</th>"
+            "<th>verdict (tolerance fixed in advance)</th><th>where in the paper</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
@@ -383,6 +411,8 @@ figure { margin: 1.5em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .9em; color: #555; }
 .warn { color: #a40; }
+td.verdict.agrees { color: #161; }
+td.verdict.differs { color: #a40; font-weight: bold; }
 footer { margin-top: 3em; font-size: .8em; color: #777; }
 """
 
@@ -423,6 +453,8 @@ def _frame_html(frame: pd.DataFrame | None) -> str:
     for column in shown.columns:  # tables and lists in cells (swept queue tables) as compact text
         if shown[column].dtype == object:
             shown[column] = shown[column].map(_short)
+        elif is_percentile_column(column):  # histogram percentiles: the digits they have (ccsim.precision)
+            shown[column] = shown[column].map(fmt_percentile)
     table = shown.to_html(index=False, na_rep="-", float_format=_fmt_float, border=0, escape=True)
     return f"<div class=scroll>{table}</div>"
 
@@ -430,7 +462,10 @@ def _frame_html(frame: pd.DataFrame | None) -> str:
 def _dict_table(values: dict[str, Any]) -> str:
     if not values:
         return "<p>(empty)</p>"
-    rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(_short(v))}</td></tr>" for k, v in values.items())
+    rows = "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(fmt_percentile(v) if is_percentile_column(k) else _short(v))}</td></tr>"
+        for k, v in values.items()
+    )
     return f"<table class=facts><tbody>{rows}</tbody></table>"
 
 
@@ -448,9 +483,15 @@ def _pre(text: str) -> str:
 def _fmt_float(x: float) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
-        return f"{x:.4g}"
-    return f"{x:.4f}".rstrip("0").rstrip(".") if abs(x) < 1000 else f"{x:.1f}"
+    # one style for every size: no exponent for large numbers (1e+07 beside 153077.0 read badly),
+    # thousands grouped, whole numbers without a ".0"
+    if math.isinf(x):
+        return str(x)
+    if abs(x) >= 1000:
+        return f"{x:,.0f}" if float(x).is_integer() or abs(x) >= 1e5 else f"{x:,.1f}"
+    if x != 0 and abs(x) < 1e-3:
+        return f"{x:.3g}"
+    return f"{x:.4f}".rstrip("0").rstrip(".")
 
 
 def _short(value: Any) -> str:
@@ -483,6 +524,15 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _environment_text(env: Any) -> str | None:
+    """``host, OS, Python 3.11.2; numpy 1.26, ...`` from meta.json's environment (None for older runs)."""
+    if not isinstance(env, dict):
+        return None
+    packages = env.get("packages") if isinstance(env.get("packages"), dict) else {}
+    deps = ", ".join(f"{k} {v}" for k, v in packages.items() if v)
+    return f"{env.get('host')}, {env.get('os')}, Python {env.get('python')}; {deps}"
+
+
 def _report_git_revision() -> str | None:
     """The sweep does not record a revision: show the one the report is written from, so labelled."""
     rev = git_revision()
@@ -491,16 +541,3 @@ def _report_git_revision() -> str | None:
 
 def _current_version() -> str:
     return __version__
-
-
-def nice_bin_s(duration_s: float, target_bins: int = 40) -> float:
-    """A round bin width (0.1, 0.2, 0.5, 1, 2, 5, ... s) giving about ``target_bins`` bins."""
-    if not duration_s or duration_s <= 0:
-        return 1.0
-    raw = duration_s / target_bins
-    exponent = math.floor(math.log10(raw))
-    for step in (1, 2, 5, 10):
-        width = step * 10**exponent
-        if width >= raw:
-            return float(f"{width:.3g}")
-    return float(10 ** (exponent + 1))

@@ -9,6 +9,8 @@ A saved run is a directory::
     cc_metrics.parquet     algorithm-internal state, long form (time_s, flow, name, value)
     summary.parquet        one row per flow over the measurement window
     link_summary.parquet   one row per link
+    delay_hist.parquet     per-packet queueing delay (per link) and RTT (per TCP flow) distributions
+                           over the summary window: one row per histogram bucket (value_ms, count)
     *.png                  default plots (ccsim.plots)
     .ccsim-files           the files above: what ``--force`` may replace (ccsim.outdir)
 
@@ -22,9 +24,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import platform
 import secrets
 import shutil
+import socket
 import subprocess
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,12 +57,15 @@ TABLE_FILES: dict[str, str] = {
     "cc_metrics": "cc_metrics",
     "summary": "flow_summary",
     "link_summary": "link_summary",
+    "delay_hist": "delay_hist",
 }
+# Tables a directory written by an older ccsim may lack: they load as empty tables.
+OPTIONAL_TABLES = frozenset({"delay_hist"})
 _PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
 
 
 class Result:
-    """Tables as pandas DataFrames (``flows``, ``streams``, ``links``, ``cc_metrics``, ``summary``, ``link_summary``),
+    """Tables as pandas DataFrames (``flows``, ``streams``, ``links``, ``cc_metrics``, ``summary``, ``link_summary``, ``delay_hist``),
     ``run_summary`` (dict of scalars) and ``meta`` (dict: provenance)."""
 
     flows: pd.DataFrame
@@ -66,8 +74,10 @@ class Result:
     cc_metrics: pd.DataFrame
     summary: pd.DataFrame
     link_summary: pd.DataFrame
+    delay_hist: pd.DataFrame  # what ("qdelay" / "rtt"), name (link / flow), value_ms, count: per-packet CDFs
 
     def __init__(self, tables: dict[str, pa.Table], run_summary: dict[str, Any], meta: dict[str, Any]) -> None:
+        tables = {name: pa.table({}) for name in OPTIONAL_TABLES} | dict(tables)  # from an older ccsim or the testbed
         missing = set(TABLE_FILES) - set(tables)
         if missing:
             raise ValueError(f"missing tables: {sorted(missing)}")
@@ -101,6 +111,7 @@ class Result:
             "algorithm_params": _algorithm_params(raw.get("params_used", [])),
             "engine_stats": raw.get("stats", {}),
             "wall_time_s": wall_time_s,
+            "environment": environment(),
         }
         return cls(tables, raw.get("run_summary", {}), meta)
 
@@ -115,6 +126,9 @@ class Result:
         tables = {}
         for name in TABLE_FILES:
             path = directory / f"{name}.parquet"
+            if name in OPTIONAL_TABLES and not path.exists():
+                tables[name] = pa.table({})
+                continue
             if not path.is_file():
                 raise CcsimError(f"{path}: missing from the run directory")
             tables[name] = read_parquet(path)
@@ -159,6 +173,12 @@ class Result:
     def scenario(self) -> dict[str, Any]:
         """The scenario as resolved (the JSON the engine read)."""
         return self.meta["scenario"]
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the summary table, the bottleneck, Jain's index with its flows, goodput per flow."""
+        from ccsim.notebook import result_html  # lazy: matplotlib
+
+        return result_html(self)
 
     def __repr__(self) -> str:
         flows = self.scenario.get("flows", [])
@@ -228,8 +248,42 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+_DEPENDENCIES = ("numpy", "pandas", "pyarrow", "matplotlib", "pydantic", "click", "rich", "tomli-w")
+
+
+def environment() -> dict[str, Any]:
+    """Where the run was made: host, OS, machine, Python and the versions of the packages ccsim
+    depends on (provenance: a figure redrawn a year later can say what produced its numbers)."""
+    packages = {}
+    for name in _DEPENDENCIES:
+        try:
+            packages[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            packages[name] = None
+    return {
+        "host": socket.gethostname(),
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "packages": packages,
+    }
+
+
 def git_revision() -> str | None:
-    """The commit of the ccsim source tree this code runs from (``-dirty`` if modified), else None."""
+    """The commit of the ccsim source tree this code runs from (``-dirty`` if modified); for an
+    installed wheel (no source tree), the commit built into the extension; else None."""
+    return _source_tree_revision() or _built_revision()
+
+
+def _built_revision() -> str | None:
+    try:
+        from ccsim._core import GIT_REVISION as revision  # lazy: the extension may be absent (pure-Python use)
+    except ImportError:  # no extension, or one built before the revision was built in
+        return None
+    return revision if isinstance(revision, str) and revision else None
+
+
+def _source_tree_revision() -> str | None:
     here = Path(__file__).resolve().parent
     try:
         top = subprocess.run(

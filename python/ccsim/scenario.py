@@ -20,7 +20,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Union
+from typing import Annotated, Any, Callable, Iterable, Literal, Union
 
 import tomli_w
 from pydantic import (
@@ -883,7 +883,8 @@ class Flow(_Section):
     def _check_algorithm(cls, name: str | None) -> str | None:
         known = known_algorithms()
         if name is not None and known is not None and name not in known:
-            raise ScenarioError("", f"unknown algorithm '{name}' (known: {', '.join(known)})")
+            hint = algorithm_hint(name, known)
+            raise ScenarioError("", f"unknown algorithm '{name}'{'; ' + hint if hint else ' '}(known: {', '.join(known)})")
         return name
 
     @model_validator(mode="after")
@@ -1272,6 +1273,16 @@ def _drop_empty(data: Any) -> Any:
     if isinstance(data, list):
         return [_drop_empty(v) for v in data]
     return data
+
+
+def algorithm_hint(name: str, known: Iterable[str]) -> str:
+    """``"did you mean 'newreno'? "`` for ``NewReno`` or ``newrno`` (names are lower case), else ``""``."""
+    known = list(known)
+    lowered = {k.lower(): k for k in known}
+    if str(name).lower() in lowered:
+        return f"did you mean '{lowered[str(name).lower()]}'? (names are lower case) "
+    close = difflib.get_close_matches(str(name).lower(), known, n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'? " if close else ""
 
 
 def read_scenario_text(path: str | Path) -> str:

@@ -186,6 +186,7 @@ impl Simulation {
             d.set_item("links", table_to_dict(py, &out.links)?)?;
             d.set_item("flow_summary", table_to_dict(py, &out.flow_summary)?)?;
             d.set_item("link_summary", table_to_dict(py, &out.link_summary)?)?;
+            d.set_item("delay_hist", table_to_dict(py, &out.delay_hist)?)?;
             let rs = PyDict::new(py);
             for (k, v) in &out.run_summary {
                 rs.set_item(k, v)?;
@@ -305,5 +306,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     std::panic::set_hook(Box::new(note_panic));
     m.add("RESOLVED_FORMAT", ccsim_core::scenario::RESOLVED_FORMAT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The commit this extension was built from (build.rs), None outside a git checkout.
+    let revision = env!("CCSIM_GIT_REVISION");
+    m.add("GIT_REVISION", (!revision.is_empty()).then_some(revision))?;
     Ok(())
 }

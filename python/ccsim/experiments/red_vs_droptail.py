@@ -27,7 +27,7 @@ import pandas as pd
 from ccsim.errors import CcsimError, ScenarioError
 import ccsim
 from ccsim.experiments.helpers import scenario_with
-from ccsim.experiments.registry import Claim, Experiment, register
+from ccsim.experiments.registry import Claim, Experiment, Verdict, register
 from ccsim.scenario import Scenario
 from ccsim.sweep import SweepPlan
 
@@ -141,7 +141,7 @@ def draw_figures(sweep: Any, out_dir: Path) -> list[Path]:
     flows = _labelled(sweep.flows, sweep)
     runs = _runs(sweep)
     paths = [
-        plots.plot_queue_delay_cdf_compare(queue_delay_samples(sweep), out_dir,
+        plots.plot_queue_delay_cdf_compare(queue_delay_samples(sweep), out_dir, means=qdelay_means(sweep).to_dict(),
                                            title="Bottleneck queueing delay CDF, two NewReno flows (summary window)",
                                            filename="queue_delay_cdf_red_vs_droptail.png"),
         plots.plot_sweep_goodput(flows, "queue", out_dir, group="name", bars="ci", capacity_bps=10e6,
@@ -164,13 +164,48 @@ def _per_queue(sweep: Any, column: str, scale: float, fmt: str) -> str:
     return ", ".join(f"{k} {fmt.format(means[k])}" for k in ("drop-tail", "RED") if k in means)
 
 
-def _qdelay(sweep: Any) -> str:
+def qdelay_means(sweep: Any) -> pd.Series:
+    """Mean bottleneck queueing delay per queue kind, per packet over the summary window and averaged
+    over repetitions: the one figure both the claims table and the CDF's legend show."""
     runs = _runs(sweep)
     column = "bottleneck_qdelay_mean_ms"
     if column in runs:
-        means = runs.groupby("queue")[column].mean()
-    else:
-        means = pd.Series({k: float(np.mean(v)) for k, v in queue_delay_samples(sweep).items()})
+        return runs.groupby("queue")[column].mean()
+    return pd.Series({k: float(np.mean(v)) for k, v in queue_delay_samples(sweep).items()})
+
+
+# Verdict tolerances, fixed in advance (docs/reports.md): "similar" utilisation is within 5 points;
+# Jain's index "close to 1" is at least 0.95 with RED.
+UTILISATION_TOLERANCE_PT = 5.0
+JAIN_CLOSE_TO_ONE = 0.95
+
+
+def _qdelay_verdict(sweep: Any) -> Verdict:
+    means = qdelay_means(sweep)
+    if not {"drop-tail", "RED"} <= set(means.index):
+        return Verdict(None, "needs drop-tail and RED runs")
+    return Verdict(bool(means["RED"] < means["drop-tail"]), "RED's mean is lower" if means["RED"] < means["drop-tail"] else "RED's mean is not lower")
+
+
+def _utilisation_verdict(sweep: Any) -> Verdict:
+    runs = _runs(sweep)
+    means = runs.groupby("queue")["bottleneck_utilisation"].mean() * 100
+    if not {"drop-tail", "RED"} <= set(means.index):
+        return Verdict(None, "needs drop-tail and RED runs")
+    diff = means["RED"] - means["drop-tail"]
+    return Verdict(abs(diff) <= UTILISATION_TOLERANCE_PT, f"RED {diff:+.1f} pt (tolerance \u00b1{UTILISATION_TOLERANCE_PT:g} pt)")
+
+
+def _jain_verdict(sweep: Any) -> Verdict:
+    runs = _runs(sweep)
+    means = runs.groupby("queue")["jain_index"].mean()
+    if "RED" not in means.index:
+        return Verdict(None, "needs RED runs")
+    return Verdict(bool(means["RED"] >= JAIN_CLOSE_TO_ONE), f"RED {means['RED']:.3f} (close to 1: at least {JAIN_CLOSE_TO_ONE})")
+
+
+def _qdelay(sweep: Any) -> str:
+    means = qdelay_means(sweep)
     text = ", ".join(f"{k} {means[k]:.1f} ms" for k in ("drop-tail", "RED") if k in means)
     if {"drop-tail", "RED"} <= set(means.index) and means["drop-tail"] > 0:
         text += f" (RED {(1 - means['RED'] / means['drop-tail']) * 100:.0f} % lower)"
@@ -191,10 +226,10 @@ EXPERIMENT = register(Experiment(
     claims=(
         Claim("Mean bottleneck queueing delay", "lower with RED: RED \"maintains small average queue sizes by "
               "providing early congestion indications\"; drop-tail's steady state is \"close to full\"", _qdelay,
-              "Sections 4 (and 1)"),
+              "Sections 4 (and 1)", _qdelay_verdict),
         Claim("Bottleneck utilisation", "similar (RED keeps the link busy while the queue stays short)",
-              lambda sweep: _per_queue(sweep, "bottleneck_utilisation", 100, "{:.1f} %"), "Section 4"),
+              lambda sweep: _per_queue(sweep, "bottleneck_utilisation", 100, "{:.1f} %"), "Section 4", _utilisation_verdict),
         Claim("Jain's index of the two flows' goodput", "close to 1: RED equalises the flows' drop rates",
-              lambda sweep: _per_queue(sweep, "jain_index", 1, "{:.3f}"), "Sections 1 and 4"),
+              lambda sweep: _per_queue(sweep, "jain_index", 1, "{:.3f}"), "Sections 1 and 4", _jain_verdict),
     ),
 ))

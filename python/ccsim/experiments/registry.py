@@ -10,23 +10,62 @@ from typing import Any, Callable
 
 from ccsim.errors import CcsimError
 
-__all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "EXPERIMENT_FILE"]
+__all__ = ["Claim", "Verdict", "within", "Experiment", "register", "get", "names", "all_experiments", "EXPERIMENT_FILE"]
 
 EXPERIMENT_FILE = "experiment.json"  # written by `ccsim reproduce`: {"name": ..., "quick": ...}
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """Whether a claim holds in our runs: ``holds`` None when it cannot be judged; ``reason`` says
+    by how much, against which tolerance."""
+
+    holds: bool | None
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return {True: "agrees", False: "differs", None: "not judged"}[self.holds]
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.reason}" if self.reason else self.label
+
+
+@dataclass(frozen=True)
 class Claim:
-    """One row of an experiment's claims table: what the paper says and what we measure.
+    """One row of an experiment's claims table: what the paper says, what we measure, and whether
+    the two agree.
 
     ``ours(sweep_result)`` returns the measured value as display text (or a number); ``where`` cites
-    the paper's figure, table or section the value comes from.
+    the paper's figure, table or section the value comes from; ``verdict(sweep_result)`` returns a
+    :class:`Verdict` with its tolerance stated (fixed in advance, docs/reports.md; a claim without
+    one shows "not judged").
     """
 
     description: str
     paper: str
     ours: Callable[[Any], Any]
     where: str = ""
+    verdict: Callable[[Any], Verdict] | None = None
+
+    def judge(self, sweep: Any) -> Verdict:
+        if self.verdict is None:
+            return Verdict(None, "no tolerance set for this claim")
+        try:
+            return self.verdict(sweep)
+        except Exception as e:  # a point missing in --quick: the row says so, the report still renders
+            return Verdict(None, f"{type(e).__name__}: {e}")
+
+
+def within(measure: Callable[[Any], float], paper_value: float, tolerance: float, unit: str) -> Callable[[Any], Verdict]:
+    """A verdict: ``measure(sweep)`` within ``tolerance`` (same unit) of ``paper_value``."""
+
+    def verdict(sweep: Any) -> Verdict:
+        x = float(measure(sweep))
+        diff = x - paper_value
+        return Verdict(abs(diff) <= tolerance, f"{diff:+.1f} {unit} from the paper (tolerance \u00b1{tolerance:g} {unit})")
+
+    return verdict
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,12 @@ class SweepResult:
         for name in TABLES:
             setattr(self, name, tables[name].to_pandas() if hasattr(tables[name], "to_pandas") else tables[name])
 
+    def _repr_html_(self) -> str:
+        """Jupyter: mean goodput with 95 % CIs per point, and goodput against the first swept parameter."""
+        from ccsim.notebook import sweep_html  # lazy: matplotlib
+
+        return sweep_html(self)
+
     def __repr__(self) -> str:
         return f"<ccsim.SweepResult {len(self.runs)} runs of {len(self.plan.points())} points in {self.directory}>"
 

@@ -36,9 +36,11 @@ use crate::sim::flow::{App, Flow};
 use crate::sim::meter::{EventLimit, MemoryLimit, FLOW_BYTES, HELD_PACKET_BYTES, SUMMARY_COLUMNS};
 use crate::sim::Simulation;
 
-/// Columns of the per-interval tables, as `recorder.rs` writes them (checked by a test).
-pub const FLOW_SERIES_COLUMNS: f64 = 11.0;
-pub const STREAM_SERIES_COLUMNS: f64 = 9.0;
+/// Columns of the per-interval tables, as `recorder.rs` writes them (checked by a test). A flow
+/// has rows only within its life (recorder.rs), so for a flow that starts late or stops early the
+/// count is an upper bound.
+pub const FLOW_SERIES_COLUMNS: f64 = 12.0;
+pub const STREAM_SERIES_COLUMNS: f64 = 10.0;
 pub const LINK_SERIES_COLUMNS: f64 = 12.0;
 pub const CC_SERIES_COLUMNS: f64 = 4.0;
 

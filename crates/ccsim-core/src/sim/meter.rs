@@ -22,7 +22,7 @@ use crate::sim::flow::Flow;
 
 /// Columns of the per-flow summary table (`summary.rs`), one row per flow and per web transfer
 /// (checked by a test).
-pub const SUMMARY_COLUMNS: f64 = 31.0;
+pub const SUMMARY_COLUMNS: f64 = 34.0;
 /// One flow (a web transfer): the `Flow`, its RTT histogram, and a rough figure for its name, its
 /// route and the sender's and receiver's buffers.
 pub const FLOW_BYTES: f64 = (size_of::<Flow>() + Histogram::HEAP_BYTES) as f64 + 512.0;

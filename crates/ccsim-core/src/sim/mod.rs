@@ -210,7 +210,6 @@ impl Simulation {
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
         self.run_until(self.end)?;
         self.check_conservation()?;
-        let bottleneck = &self.links[self.bottleneck as usize];
-        Ok(self.recorder.finish(&self.scenario, &self.flows, &self.links, bottleneck, self.end))
+        Ok(self.recorder.finish(&self.scenario, &self.flows, &self.links, self.end))
     }
 }

@@ -20,6 +20,9 @@ pub struct RunOutput {
     pub links: Table,
     pub flow_summary: Table,
     pub link_summary: Table,
+    /// Per-packet delay distributions over the summary window, from the histograms: one row per
+    /// non-empty bucket (`what` = "qdelay" per link, "rtt" per TCP flow).
+    pub delay_hist: Table,
     pub run_summary: Vec<(String, f64)>,
     pub stats: RunStats,
     /// Algorithm parameters actually used, per flow (defaults filled in).

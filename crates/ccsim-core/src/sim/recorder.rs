@@ -77,17 +77,32 @@ impl Recorder {
     pub fn sample(&mut self, now: Time, flows: &mut [Flow], links: &mut [Link]) {
         let secs = self.sample_interval.as_secs_f64();
         let t = now.as_secs_f64();
+        let from = Time(now.0.saturating_sub(self.sample_interval.as_nanos() as u64));
         for (i, f) in flows.iter_mut().enumerate() {
             if f.id.background || matches!(f.app, App::Web(_)) {
                 continue; // web transfers are reported in the summary (completion times)
             }
             let delivered = f.delivered_bytes();
             let goodput_bps = (delivered - f.snapshot.rcv) as f64 * 8.0 / secs;
+            let sched = &f.schedule;
+            // `active`: the application was on during some of the interval (from, now].
+            let active = sched.intervals.iter().any(|&(a, b)| a < now && b > from);
+            // No row before a flow starts, nor after it stopped once nothing moves any more: a frozen
+            // cwnd there would draw a flow that runs when it does not (off periods keep their rows).
+            let started = sched.start < now;
+            let moving = delivered != f.snapshot.rcv || f.sent().2 != f.snapshot.wire;
+            let keep = started && (from < sched.stop || moving);
             let prev = &mut f.snapshot;
             prev.rcv = delivered;
             match &mut f.app {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
+                    if !keep {
+                        prev.wire = stats.wire_bytes_sent;
+                        prev.retx = stats.retransmits;
+                        prev.timeouts = stats.timeouts;
+                        continue;
+                    }
                     self.flows
                         .f64("time_s", t)
                         .u64("flow", i as u64)
@@ -99,7 +114,8 @@ impl Recorder {
                         .f64("srtt_ms", ms(s.srtt()))
                         .f64("rtt_ms", ms(s.latest_rtt()))
                         .u64("retransmits", stats.retransmits - prev.retx)
-                        .u64("timeouts", stats.timeouts - prev.timeouts);
+                        .u64("timeouts", stats.timeouts - prev.timeouts)
+                        .bool("active", active);
                     for (name, value) in s.cc_metrics() {
                         self.cc.f64("time_s", t).u64("flow", i as u64).str("name", name).f64("value", value);
                     }
@@ -110,6 +126,10 @@ impl Recorder {
                 App::Web(_) => {}
                 App::Stream { source, sink, .. } => {
                     let c = std::mem::take(&mut sink.interval);
+                    if !keep {
+                        prev.wire = source.wire_bytes_sent;
+                        continue;
+                    }
                     self.streams
                         .f64("time_s", t)
                         .u64("flow", i as u64)
@@ -119,7 +139,8 @@ impl Recorder {
                         .f64("owd_mean_ms", if c.packets == 0 { f64::NAN } else { c.owd_sum_ns as f64 / c.packets as f64 / 1e6 })
                         .f64("owd_max_ms", if c.packets == 0 { f64::NAN } else { c.owd_max_ns as f64 / 1e6 })
                         .f64("jitter_ms", sink.jitter_ns / 1e6)
-                        .u64("lost", sink.lost());
+                        .u64("lost", sink.lost())
+                        .bool("active", active);
                     prev.wire = source.wire_bytes_sent;
                 }
             }
@@ -145,7 +166,7 @@ impl Recorder {
     }
 
     /// The series recorded so far and the summaries of the finished run.
-    pub fn finish(self, scenario: &Scenario, flows: &[Flow], links: &[Link], bottleneck: &Link, end: Time) -> RunOutput {
+    pub fn finish(self, scenario: &Scenario, flows: &[Flow], links: &[Link], end: Time) -> RunOutput {
         let (measure_start, measure_end) = (self.measure_start, self.measure_end);
         let window_s = (measure_end - measure_start).as_secs_f64();
         let flow_summary = summary::flow_summary(flows, measure_start, measure_end);
@@ -155,14 +176,16 @@ impl Recorder {
             ("measure_end_s".to_string(), measure_end.as_secs_f64()),
             ("flows".to_string(), flows.len() as f64),
         ];
-        run_summary.extend(summary::run_summary(&flow_summary, bottleneck, window_s, &self.stats));
+        let bottleneck = summary::busiest_link(links, window_s);
+        run_summary.extend(summary::run_summary(&flow_summary, links, bottleneck, window_s, &self.stats));
         RunOutput {
             flows: self.flows.finish(),
             streams: self.streams.finish(),
             cc_metrics: self.cc.finish(),
             links: self.links.finish(),
             flow_summary: flow_summary.table,
-            link_summary: summary::link_summary(links, window_s),
+            link_summary: summary::link_summary(links, window_s, bottleneck),
+            delay_hist: summary::delay_hist(flows, links),
             run_summary,
             stats: self.stats,
             params_used: summary::params_used(scenario, flows),

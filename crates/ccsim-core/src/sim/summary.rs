@@ -18,9 +18,15 @@ pub(crate) fn ms(d: Option<Duration>) -> f64 {
 /// The flow summary table and the goodputs the run's scalars are computed from.
 pub(crate) struct FlowSummary {
     pub table: Table,
-    /// Goodput of each TCP flow active in the window (Jain's index is over these).
+    /// Goodput of each TCP flow active in the window (Jain's index is over these; the table's
+    /// `in_jain` column names them).
     pub tcp_goodputs: Vec<f64>,
     pub total_goodput: f64,
+}
+
+/// Time a flow's schedule is on inside [from, to), in seconds.
+fn active_seconds(intervals: &[(Time, Time)], from: Time, to: Time) -> f64 {
+    intervals.iter().map(|&(a, b)| if b.max(from).min(to) > a.max(from) { (b.min(to) - a.max(from)).as_secs_f64() } else { 0.0 }).sum()
 }
 
 pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Time) -> FlowSummary {
@@ -36,9 +42,16 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
         let delivered = f.delivered_bytes();
         let end_rcv = f.window.rcv_at_end.unwrap_or(delivered);
         let goodput = (end_rcv - f.window.rcv_at_start.min(end_rcv)) as f64 * 8.0 / window_s;
+        // Goodput while the application was on: an on/off flow's window average hides the rate it
+        // took while it was on. A flow that finished early (bytes = ...) counts until completion.
+        let on_until = sched.completed_at.map_or(measure_end, |t| t.min(measure_end));
+        let active_s = active_seconds(&sched.intervals, measure_start, on_until);
+        let goodput_active = if active_s > 0.0 { goodput * window_s / active_s } else { f64::NAN };
         let active_in_window = sched.intervals.iter().any(|&(a, b)| a < measure_end && b > measure_start);
-        // Jain's index is over the TCP flows: streams do not compete for a share.
-        if active_in_window && id.kind == FlowKind::Tcp {
+        // Jain's index is over the TCP flows: streams send at their application's rate and do not
+        // compete for a share (docs/reports.md).
+        let in_jain = active_in_window && id.kind == FlowKind::Tcp;
+        if in_jain {
             tcp_goodputs.push(goodput);
         }
         total_goodput += goodput;
@@ -66,6 +79,9 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             .f64("stop_s", sched.stop.as_secs_f64())
             .f64("access_delay_ms", f.access_delay_ns as f64 / 1e6)
             .f64("goodput_bps", goodput)
+            .f64("active_s", active_s)
+            .f64("goodput_active_bps", goodput_active)
+            .bool("in_jain", in_jain)
             .u64("bytes_delivered", delivered)
             .u64("data_pkts_sent", sent_pkts)
             .u64("retransmits", retransmits)
@@ -102,15 +118,47 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
     FlowSummary { table: fs.finish(), tcp_goodputs, total_goodput }
 }
 
-pub(crate) fn link_summary(links: &[Link], window_s: f64) -> Table {
+fn utilisation(l: &Link, window_s: f64) -> f64 {
+    l.window.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s)
+}
+
+/// Utilisations this close to the highest count as equally busy: the tie goes to drops.
+const BUSY_TIE: f64 = 0.01;
+
+/// The run's bottleneck: the busiest link over the window, whatever the topology (a parking lot's
+/// first hop is not necessarily its bottleneck). Among links within `BUSY_TIE` of the highest
+/// utilisation, the one with the most queue drops (overflow and AQM), then the longest mean
+/// queueing delay, then the topology's own order (its nominal bottleneck first), wins. Random
+/// (configured) loss does not count: it says nothing about congestion.
+pub(crate) fn busiest_link(links: &[Link], window_s: f64) -> usize {
+    let top = links.iter().map(|l| utilisation(l, window_s)).fold(0.0, f64::max);
+    let mut best: Option<usize> = None;
+    for (i, l) in links.iter().enumerate() {
+        if utilisation(l, window_s) < top - BUSY_TIE {
+            continue;
+        }
+        let key = |l: &Link| {
+            let q = l.qdelay_hist.mean();
+            (l.window.drops_queue, if q.is_nan() { 0.0 } else { q })
+        };
+        best = match best {
+            Some(b) if key(&links[b]) >= key(l) => Some(b),
+            _ => Some(i),
+        };
+    }
+    best.unwrap_or(0)
+}
+
+pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> Table {
     let mut ls = TableBuilder::default();
-    for l in links {
+    for (i, l) in links.iter().enumerate() {
         let c = &l.window;
         let h = &l.qdelay_hist;
         let q = |x: f64| h.quantile(x) / 1e6;
         ls.str("link", &l.name)
             .u64("rate_bps", l.rate_bps)
-            .f64("utilisation", c.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s))
+            .bool("bottleneck", i == bottleneck)
+            .f64("utilisation", utilisation(l, window_s))
             .f64("qdelay_mean_ms", h.mean() / 1e6)
             .f64("qdelay_p50_ms", q(0.5))
             .f64("qdelay_p95_ms", q(0.95))
@@ -126,14 +174,39 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64) -> Table {
     ls.finish()
 }
 
-/// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck.
-pub(crate) fn run_summary(flows: &FlowSummary, b: &Link, window_s: f64, stats: &RunStats) -> Vec<(String, f64)> {
+/// The per-packet delay histograms of the summary window as a long table (what, name, value_ms,
+/// count; name = the link's or the flow's): every link's queueing delay (links that carried packets) and every TCP flow's
+/// RTT samples, for CDFs of per-packet samples rather than of interval means.
+pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
+    let mut t = TableBuilder::default();
+    for l in links {
+        for (v, c) in l.qdelay_hist.buckets() {
+            t.str("what", "qdelay").str("name", &l.name).f64("value_ms", v / 1e6).u64("count", c);
+        }
+    }
+    for f in flows {
+        if !matches!(f.app, App::Tcp { .. }) || f.id.background {
+            continue;
+        }
+        for (v, c) in f.window.rtt_hist.buckets() {
+            t.str("what", "rtt").str("name", &f.id.name).f64("value_ms", v / 1e6).u64("count", c);
+        }
+    }
+    t.finish()
+}
+
+/// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck
+/// (`bottleneck_link`: its row in the link summary, chosen by `busiest_link`).
+pub(crate) fn run_summary(flows: &FlowSummary, links: &[Link], bottleneck: usize, window_s: f64, stats: &RunStats) -> Vec<(String, f64)> {
     let total_goodput = flows.total_goodput;
+    let b = &links[bottleneck];
     vec![
         ("jain_index".to_string(), jain_index(&flows.tcp_goodputs)),
+        ("jain_flows".to_string(), flows.tcp_goodputs.len() as f64),
         ("total_goodput_bps".to_string(), total_goodput),
+        ("bottleneck_link".to_string(), bottleneck as f64),
         ("bottleneck_rate_bps".to_string(), b.rate_bps as f64),
-        ("bottleneck_utilisation".to_string(), b.window.tx_bytes as f64 * 8.0 / (b.rate_bps as f64 * window_s)),
+        ("bottleneck_utilisation".to_string(), utilisation(b, window_s)),
         ("goodput_share_of_capacity".to_string(), total_goodput / b.rate_bps as f64),
         ("bottleneck_qdelay_mean_ms".to_string(), b.qdelay_hist.mean() / 1e6),
         ("bottleneck_qdelay_p95_ms".to_string(), b.qdelay_hist.quantile(0.95) / 1e6),
@@ -174,5 +247,27 @@ pub fn jain_index(x: &[f64]) -> f64 {
         f64::NAN
     } else {
         sum * sum / (n * sq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn active_seconds_counts_only_on_time_inside_the_window() {
+        let s = Time::from_secs;
+        // on 0-10 s and 20-30 s, window 5-25 s: 5 s + 5 s
+        assert_eq!(active_seconds(&[(s(0), s(10)), (s(20), s(30))], s(5), s(25)), 10.0);
+        // an interval wholly outside the window counts nothing
+        assert_eq!(active_seconds(&[(s(30), s(40))], s(5), s(25)), 0.0);
+        assert_eq!(active_seconds(&[(s(0), s(5))], s(5), s(25)), 0.0);
+    }
+
+    #[test]
+    fn jain_index_of_known_sets() {
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0]), 1.0);
+        assert!((jain_index(&[4.9, 3.9]) - 77.44 / 78.44).abs() < 1e-12);
+        assert!(jain_index(&[]).is_nan());
     }
 }
