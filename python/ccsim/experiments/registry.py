@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ccsim.errors import CcsimError
 
-__all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "EXPERIMENT_FILE"]
+__all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper", "EXPERIMENT_FILE"]
 
 EXPERIMENT_FILE = "experiment.json"  # written by `ccsim reproduce`: {"name": ..., "quick": ...}
 
@@ -20,13 +20,17 @@ class Claim:
     """One row of an experiment's claims table: what the paper says and what we measure.
 
     ``ours(sweep_result)`` returns the measured value as display text (or a number); ``where`` cites
-    the paper's figure, table or section the value comes from.
+    the paper's figure, table or section the value comes from. ``tolerance`` states up front how
+    close ours must be to count as reproduced; ``verdict(sweep_result)`` returns "reproduced" or
+    "differs: <cause>" (None: the row is informative only, e.g. a sensitivity).
     """
 
     description: str
     paper: str
     ours: Callable[[Any], Any]
     where: str = ""
+    tolerance: str = ""
+    verdict: Callable[[Any], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,8 @@ class Experiment:
     build_plan: Callable[[bool], Any]  # quick -> SweepPlan
     draw_figures: Callable[[Any, Path], list[Path]]  # (SweepResult, out_dir) -> paths written
     claims: tuple[Claim, ...] = field(default_factory=tuple)
+    paper_key: str = ""  # the paper this reproduces, for `ccsim reproduce --paper KEY` (chd, leith, limit)
+    figure: str = ""  # the figure or table of that paper ("Fig. 3")
 
     @property
     def paper(self) -> str:
@@ -85,3 +91,16 @@ def names() -> list[str]:
 
 def all_experiments() -> list[Experiment]:
     return [_REGISTRY[n] for n in names()]
+
+
+def papers() -> list[str]:
+    """The paper keys of the registered experiments, sorted."""
+    return sorted({e.paper_key for e in _REGISTRY.values() if e.paper_key})
+
+
+def of_paper(key: str) -> list[Experiment]:
+    """The registered experiments reproducing paper ``key``; CcsimError naming the known keys otherwise."""
+    found = [e for e in all_experiments() if e.paper_key == key]
+    if not found:
+        raise CcsimError(f"--paper: unknown paper {key!r}; known: {', '.join(papers()) or '(none)'}")
+    return found
