@@ -15,7 +15,7 @@ from ccsim.cli import cli
 from ccsim.errors import CcsimError
 from ccsim.experiments import Claim, Experiment
 
-SHIPPED = ["chd_loss_sweep", "red_vs_droptail"]
+SHIPPED = ["chd_loss_sweep", "leith_fig3", "leith_fig4", "leith_fig8", "limit_backlog", "limit_fig3", "red_vs_droptail"]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_reproduce_list(core):
 def claims_rows(page: str) -> list[list[str]]:
     table = re.search(r"<table class=claims>(.*?)</table>", page, re.S)
     assert table, "no claims table in the report"
-    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>", table.group(1), re.S)
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>", table.group(1), re.S)
     return [list(r) for r in rows]
 
 

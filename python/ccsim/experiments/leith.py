@@ -274,12 +274,12 @@ def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(6, 4.5), dpi=100, sharex=True)
     for flow, rows in r.flows.groupby("flow"):
         a1.plot(rows["time_s"], rows["cwnd_pkts"], lw=1, label=f"flow {flow + 1}")
-    beta = metric_series(r, "beta")
+    beta = metric_series(r, "backoff_beta")
     for flow, rows in beta.groupby("flow"):
         a2.plot(rows["time_s"], rows["value"], lw=1, label=f"flow {flow + 1}")
     a1.set_ylabel("cwnd (packets)")
     a1.legend(fontsize=8)
-    a2.set_ylabel("beta")
+    a2.set_ylabel("beta at last backoff")
     a2.set_xlabel("time (s)")
     a1.set_title("Leith Fig. 8: two flows, slow start off, 250 ms RTT")
     fig.tight_layout()
@@ -290,15 +290,16 @@ def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
 
 
 def _backoff_betas(r: Any) -> np.ndarray:
-    """beta at each delay backoff (the metric sampled when the backoff counter moved)."""
+    """The beta applied at the last backoff, in every sample interval in which a backoff happened
+    (several backoffs in one 500 ms interval count once)."""
     m = r.cc_metrics
     out = []
     for flow, rows in m.groupby("flow"):
         p = rows.pivot_table(index="time_s", columns="name", values="value")
-        if "delay_backoffs" not in p or "beta" not in p:
+        if "delay_backoffs" not in p or "backoff_beta" not in p:
             continue
-        moved = p["delay_backoffs"].diff().fillna(0) > 0
-        out.extend(p["beta"][moved].tolist())
+        moved = (p["delay_backoffs"].diff().fillna(0) + p["loss_backoffs"].diff().fillna(0)) > 0
+        out.extend(p["backoff_beta"][moved].tolist())
     return np.array(out, dtype=float)
 
 

@@ -147,6 +147,8 @@ pub struct DelayAimd {
     held: bool,
     delay_backoffs: u64,
     loss_backoffs: u64,
+    /// beta applied at the last backoff (delay or loss); 0 before any.
+    last_backoff_beta: f64,
     slow_start: RenoIncrease,
     frac: FracCwnd,
 }
@@ -185,6 +187,7 @@ impl DelayAimd {
             last_now: Time::ZERO,
             alpha: 0.0,
             alpha_raw: 1.0,
+            last_backoff_beta: 0.0,
             held: false,
             delay_backoffs: 0,
             loss_backoffs: 0,
@@ -267,6 +270,7 @@ impl DelayAimd {
         self.guard_seq = snd_max;
         self.slow_start.reset();
         self.delay_backoffs += 1;
+        self.last_backoff_beta = self.beta;
     }
 }
 
@@ -349,6 +353,7 @@ impl CongestionControl for DelayAimd {
             return w.ssthresh_bytes; // RFC 5681: held on later expiries of the same segment
         }
         self.loss_backoffs += 1;
+        self.last_backoff_beta = self.beta;
         let cwnd = self.frac.get(w);
         ((self.beta * cwnd).floor() as u64).max(2 * w.mss_bytes) // w = beta*w (Eq. 1, 6)
     }
@@ -370,6 +375,7 @@ impl CongestionControl for DelayAimd {
             ("increase_held", if self.held { 1.0 } else { 0.0 }),
             ("delay_backoffs", self.delay_backoffs as f64),
             ("loss_backoffs", self.loss_backoffs as f64),
+            ("backoff_beta", self.last_backoff_beta),
         ]
     }
 }
@@ -611,6 +617,7 @@ mod tests {
         s.advance(ms(10));
         s.ack_rtt(MSS, ms(230)); // tau 30 >= 20: backoff, beta = 0.75 * 200 / 230
         assert_eq!(s.metric("delay_backoffs"), Some(1.0));
+        assert!(close(s.metric("backoff_beta"), 0.75 * 200.0 / 230.0));
         s.ack_rtt(MSS, ms(150)); // the drain reveals 150 ms
         assert!(close(s.metric("rtt_min_ms"), 150.0));
         s.ack_rtt(MSS, ms(120));
