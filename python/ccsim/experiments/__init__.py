@@ -27,5 +27,6 @@ from ccsim.experiments import chd_loss_sweep as _chd_loss_sweep  # noqa: F401  i
 from ccsim.experiments import red_vs_droptail as _red_vs_droptail  # noqa: F401  isort: skip
 from ccsim.experiments import leith as _leith  # noqa: F401  isort: skip
 from ccsim.experiments import limit as _limit  # noqa: F401  isort: skip
+from ccsim.experiments import chd as _chd  # noqa: F401  isort: skip
 
 __all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper", "scenario_with", "rows_at", "EXPERIMENT_FILE"]

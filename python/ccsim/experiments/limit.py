@@ -25,6 +25,7 @@ import numpy as np
 
 from ccsim.experiments.helpers import rows_at
 from ccsim.experiments.registry import Claim, Experiment, register
+from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
 
 SOURCE = ("S. Németh, S. Molnár, P. Tarján, I. Szabó, \"TCP Limit: a streaming friendly transport protocol\"")
@@ -49,7 +50,7 @@ LABEL = "variant"
 def fig3_plan(quick: bool = False) -> SweepPlan:
     duration = 30 if quick else 45
     doc = {
-        "run": {"duration": f"{duration}s", "sample_interval": "500ms", "seed": SEED},
+        "run": {"duration": f"{duration}s", "sample_interval": "500ms", "seed": SEED, "measure": [f"{LOSS_AT_S + 5}s", f"{duration}s"]},
         "topology": {"kind": "dumbbell", "bottleneck_rate": "5Mbit", "bottleneck_delay": "60ms", "queue": "50pkt"},
         "tcp": dict(TCP, initial_ssthresh="25pkt"),
         "flows": [{"algorithm": "newreno", "count": 1, "name": "tcp"}],
@@ -63,20 +64,12 @@ def fig3_plan(quick: bool = False) -> SweepPlan:
 
 
 def _fig3_table(sweep: Any):
-    """Per run: utilisation before (5-15 s) and after (20 s-end) the loss starts, with variant and p."""
-    flows = sweep.flows
-    runs = sweep.runs
-    rows = []
-    for run_id, g in flows.groupby("run_id"):
-        run = runs[runs["run_id"] == run_id].iloc[0]
-        loss = run.get("topology.loss")
-        p = _final_loss(loss)
-        before = g[(g["time_s"] > 5) & (g["time_s"] <= LOSS_AT_S)]["goodput_bps"].mean() / 5e6
-        after = g[g["time_s"] > LOSS_AT_S + 5]["goodput_bps"].mean() / 5e6
-        rows.append({"run_id": run_id, "variant": run.get("flows[0].name"), "p": p, "before": before, "after": after})
+    """Per run: variant, loss rate and utilisation (goodput / 5 Mbit/s) from 20 s to the end."""
     import pandas as pd
 
-    return pd.DataFrame(rows)
+    r = sweep.runs
+    return pd.DataFrame({"variant": r["flows[0].name"], "p": r["topology.loss"].map(_final_loss),
+                         "after": r["total_goodput_bps"] / 5e6})
 
 
 def _final_loss(value: Any) -> float:
@@ -98,16 +91,13 @@ def fig3_figures(sweep: Any, out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    flows = sweep.flows
-    runs = sweep.runs
-    first = runs.sort_values("run_id").groupby("point_id").head(1)
-    fig, axes = plt.subplots(1, len(set(_final_loss(v) for v in first["topology.loss"])), figsize=(7, 3.2), dpi=100,
-                             squeeze=False, sharey=True)
-    ps = sorted(set(_final_loss(v) for v in first["topology.loss"]))
-    for _, run in first.iterrows():
-        ax = axes[0][ps.index(_final_loss(run["topology.loss"]))]
-        g = flows[flows["run_id"] == run["run_id"]]
-        ax.plot(g["time_s"], g["cwnd_pkts"], lw=1, label=run["flows[0].name"])
+    traces = list(point_runs(sweep).values())
+    ps = sorted(set(_final_loss(o["topology.loss"]) for o, _ in traces))
+    fig, axes = plt.subplots(1, len(ps), figsize=(7, 3.2), dpi=100, squeeze=False, sharey=True)
+    for overrides, result in traces:
+        ax = axes[0][ps.index(_final_loss(overrides["topology.loss"]))]
+        g = result.flows
+        ax.plot(g["time_s"], g["cwnd_pkts"], lw=1, label=overrides["flows[0].name"])
     for ax, p in zip(axes[0], ps):
         ax.axvline(LOSS_AT_S, color="grey", ls=":", lw=1)
         ax.set_title(f"loss {p * 100:g} % from {LOSS_AT_S} s", fontsize=9)
@@ -209,22 +199,17 @@ def backlog_plan(quick: bool = False) -> SweepPlan:
                      repetitions=1 if quick else 3, seed=SEED)
 
 
+PKT_MS = 1500 * 8 / 10e6 * 1e3  # 1.2 ms to serve one 1500 B packet at 10 Mbit/s
+
+
 def _queues(sweep: Any):
-    """Per run: mean and 95th-percentile bottleneck queue (packets) in the measured window."""
+    """Per run: mean and 95th-percentile bottleneck backlog in packets over the measured window
+    (queueing delay of the packets served / the time to serve one packet), and utilisation."""
     import pandas as pd
 
-    links = sweep.links
-    runs = sweep.runs
-    base = sweep.plan.base
-    start = float(base["run"]["measure"][0].rstrip("s"))
-    b = links[(links["link"] == "bottleneck") & (links["time_s"] > start)]
-    rows = []
-    for run_id, g in b.groupby("run_id"):
-        run = runs[runs["run_id"] == run_id].iloc[0]
-        q = g["queue_pkts"].to_numpy(dtype=float)
-        rows.append({"algorithm": run[ALGO_PATH], "flows": int(run[COUNT_PATH]), "mean": q.mean(),
-                     "p95": float(np.percentile(q, 95)), "util": g["utilisation"].mean()})
-    return pd.DataFrame(rows)
+    b = sweep.links[sweep.links["link"] == "bottleneck"]
+    return pd.DataFrame({"algorithm": b[ALGO_PATH], "flows": b[COUNT_PATH].astype(int),
+                         "mean": b["qdelay_mean_ms"] / PKT_MS, "p95": b["qdelay_p95_ms"] / PKT_MS, "util": b["utilisation"]})
 
 
 def backlog_figures(sweep: Any, out_dir: Path) -> list[Path]:
