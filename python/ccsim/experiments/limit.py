@@ -28,7 +28,7 @@ from ccsim.experiments.registry import Claim, Experiment, register
 from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
 
-SOURCE = ("S. Németh, S. Molnár, P. Tarján, I. Szabó, \"TCP Limit: a streaming friendly transport protocol\"")
+SOURCE = ("F. Németh, S. Molnár, P. Tarján, R. Szabó, \"TCP Limit: a streaming friendly transport protocol\", BME, c. 2007")
 SEED = 2006
 ALPHA = 1.1
 TCP = {"profile": "ns2", "rwnd": "64MiB", "mss": "1460B"}
