@@ -191,7 +191,7 @@ def fig4_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_xlim(0, max(10.0, 2 * float(settled.max())))
     ax.set_xlabel("time (s) (the rest of the run is flat)")
     ax.set_ylabel("RTTmin estimate (ms)")
-    ax.set_title("Leith Fig. 4: 10 flows, RTTmin initialised U[120, 240] ms, delta 0.75")
+    ax.set_title("Leith Fig. 4: RTTmin of each flow (init U[120, 240] ms, delta 0.75)", fontsize=10)
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     path = out_dir / "rtt_min_flows.png"
