@@ -280,3 +280,103 @@ register(Experiment(
         for n in FLOW_COUNTS
     ),
 ))
+
+
+# --- Fig. 1 -------------------------------------------------------------------------------------
+
+FIG1 = "limit_fig1"
+CBR_STOP_S = 8.0
+
+
+def fig1_plan(quick: bool = False) -> SweepPlan:
+    doc = {
+        "run": {"duration": "15s", "sample_interval": "100ms", "seed": SEED},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "5Mbit", "bottleneck_delay": "60ms", "queue": "50pkt"},
+        "tcp": dict(TCP, initial_ssthresh="25pkt"),
+        "flows": [{"algorithm": "tcp_limit", "count": 1, "name": "tcp"},
+                  {"kind": "cbr", "rate": "1Mbit", "payload": "1000B", "name": "cbr", "stop": f"{CBR_STOP_S:g}s"}],
+    }
+    return SweepPlan(name=FIG1, base=doc, repetitions=1, seed=SEED)
+
+
+def _fig1_trace(sweep: Any):
+    """(time-indexed frame of cwnd_pkts, cwe_re_pkts, limit_pkts, holding) of the TCP flow, and the result."""
+    result = next(iter(point_runs(sweep).values()))[1]
+    f = result.flows[result.flows["flow"] == 0].set_index("time_s")[["cwnd_pkts"]]
+    m = result.cc_metrics
+    p = m[m["flow"] == 0].pivot_table(index="time_s", columns="name", values="value")
+    mss = 1460.0
+    t = f.join(pd_frame({"cwe_re_pkts": p["cwe_re_bytes"] / mss, "limit_pkts": p["limit_bytes"] / mss, "holding": p["holding"]}))
+    return t, result
+
+
+def pd_frame(columns: dict[str, Any]):
+    import pandas as pd
+
+    return pd.DataFrame(columns)
+
+
+def fig1_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t, _ = _fig1_trace(sweep)
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    ax.plot(t.index, t["cwnd_pkts"], lw=1.2, label="cwnd")
+    ax.plot(t.index, t["cwe_re_pkts"], lw=1, label="CWE(RE)")
+    ax.plot(t.index, t["limit_pkts"], lw=1, ls="--", label="alpha CWE(RE)")
+    ax.axvline(CBR_STOP_S, color="grey", ls=":", lw=1, label="CBR leaves")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("packets")
+    ax.set_title("TCP Limit Fig. 1: 5 Mbit/s, 60 ms, 1 Mbit/s CBR until 8 s", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = out_dir / "cwnd_re.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _first_hold(t) -> float:
+    held = t[t["holding"] > 0]
+    return float(held.index[0]) if not held.empty else float("nan")
+
+
+def _flat_again(t) -> float:
+    """First time after the CBR leaves at which cwnd reaches 95 % of its maximum over the rest."""
+    after = t[t.index > CBR_STOP_S]["cwnd_pkts"]
+    top = after.max()
+    return float(after[after >= 0.95 * top].index[0])
+
+
+def _flat_spread(t) -> float:
+    w = t[(t.index > 5.0) & (t.index <= CBR_STOP_S)]["cwnd_pkts"]
+    return float((w.max() - w.min()) / w.mean())
+
+
+register(Experiment(
+    name=FIG1,
+    title="TCP Limit: cwnd held once RE stops growing, grows again when the CBR leaves (Németh et al., Fig. 1)",
+    source=SOURCE + "; Section III, Fig. 1",
+    description="One TCP Limit flow, 5 Mbit/s, 60 ms each way, 50-packet (BDP) queue, initial ssthresh 25 packets, "
+                "and 1 Mbit/s of CBR until 8 s; ns-2 profile, 1500 B packets; 15 s, one run (as the paper).",
+    build_plan=fig1_plan,
+    draw_figures=fig1_figures,
+    paper_key="limit",
+    figure="Fig. 1",
+    claims=(
+        Claim("cwnd stops growing when the path saturates", "about 4 s", lambda s: f"first hold at {_first_hold(_fig1_trace(s)[0]):.1f} s",
+              "Section III, Fig. 1", tolerance="within 1 s of 4 s",
+              verdict=lambda s: "reproduced" if abs(_first_hold(_fig1_trace(s)[0]) - 4.0) <= 1.0 else "differs"),
+        Claim("cwnd constant while the CBR runs (5-8 s)", "kept constant", lambda s: f"spread {_flat_spread(_fig1_trace(s)[0]) * 100:.1f} % of its mean",
+              "Fig. 1", tolerance="max - min within 2 % of the mean",
+              verdict=lambda s: "reproduced" if _flat_spread(_fig1_trace(s)[0]) <= 0.02 else "differs"),
+        Claim("after the CBR leaves, cwnd grows and is constant again", "about 9.5 s",
+              lambda s: f"within 5 % of its new level at {_flat_again(_fig1_trace(s)[0]):.1f} s", "Fig. 1",
+              tolerance="within 1 s of 9.5 s",
+              verdict=lambda s: "reproduced" if abs(_flat_again(_fig1_trace(s)[0]) - 9.5) <= 1.0 else "differs"),
+        Claim("losses of the TCP flow", "none shown", lambda s: f"{int(_fig1_trace(s)[1].summary['retransmits'].iloc[0])} retransmissions", "Fig. 1"),
+    ),
+))

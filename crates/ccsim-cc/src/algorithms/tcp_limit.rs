@@ -32,6 +32,7 @@
 //! eqs. (3)–(7)): backlog Q ≤ (α − 1)·C for any number of flows with equal RTTs.
 //!
 //! Parameters: `base` (newreno), `alpha` (1.1, the paper's value in all experiments),
+//! `forced_decrease` (true; false = the simple algorithm of section III, the one Fig. 1 shows),
 //! `v_target_reset` (inf), `re_window_rtts` (1), `re_window_ms` (0 = use `re_window_rtts`),
 //! `re_tau_rtts` (1), `re_filter` (exact), `be_tau_ms` (500), `filter_m` (2), `nl_window_s`
 //! (0 = lifetime), `nri_per` (ack), `hold_needs_queue` (true), `compare_whole_segments` (true), `westwood_faster_recovery`
@@ -140,6 +141,11 @@ pub fn params() -> Vec<ParamSpec> {
             "NRI per ACK = MSS^2/cwnd (paper, RFC 2001) or per byte acked = MSS*min(acked, L*MSS)/cwnd (ABC)",
         ),
         ParamSpec::boolean(
+            "forced_decrease",
+            true,
+            "lines 1-2 and 4-7 of the extended algorithm (v_cwnd, v_target, forced decrease); false = the simple algorithm of section III (Fig. 1)",
+        ),
+        ParamSpec::boolean(
             "hold_needs_queue",
             true,
             "line 3 also needs the premise of section III (i), a backlog: the last RTT sample above alpha * RTTmin (false = line 3 as printed)",
@@ -177,6 +183,7 @@ pub struct TcpLimit {
     nri_per: NriPer,
     whole_segments: bool,
     hold_needs_queue: bool,
+    forced_decrease: bool,
     /// Latest raw RTT sample (the backlog premise of line 3).
     last_rtt: Option<Duration>,
     abc_limit: u32,
@@ -232,6 +239,7 @@ impl TcpLimit {
             nri_per: p.choice("nri_per"),
             whole_segments: p.bool("compare_whole_segments"),
             hold_needs_queue: p.bool("hold_needs_queue"),
+            forced_decrease: p.bool("forced_decrease"),
             last_rtt: None,
             abc_limit: init.abc_limit_segments,
             re_window,
@@ -359,7 +367,7 @@ impl TcpLimit {
                 // n < 1/(alpha - 1) segments.
                 let cwnd_sent = if self.whole_segments { (self.cwnd_f / mss).floor() * mss } else { self.cwnd_f };
                 if cwnd_sent > self.alpha * cwe_re && self.backlogged() {
-                    if self.v_cwnd > self.v_target {
+                    if self.forced_decrease && self.v_cwnd > self.v_target {
                         // lines 4-7: forced decrease
                         self.cwnd_f = cwe_re.max(2.0 * mss);
                         self.v_cwnd = self.cwnd_f;
@@ -785,6 +793,20 @@ mod tests {
             s.ack(2 * MSS);
         }
         assert_eq!(s.w.cwnd_bytes, 7_000);
+        assert_eq!(s.metric("holding"), Some(1.0));
+    }
+
+    #[test]
+    fn simple_algorithm_only_holds() {
+        // Alone (NL = RE): the extended algorithm decreases at once (forced_decrease_when_v_cwnd_exceeds_v_target);
+        // the simple algorithm of section III (Fig. 1) holds.
+        let mut s = exact(&[("forced_decrease", ParamValue::Bool(false))]);
+        warm(&mut s, 60_000);
+        for _ in 0..20 {
+            s.ack(MSS);
+        }
+        assert_eq!(s.w.cwnd_bytes, 60_000);
+        assert_eq!(s.metric("forced_decreases"), Some(0.0));
         assert_eq!(s.metric("holding"), Some(1.0));
     }
 
