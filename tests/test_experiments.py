@@ -15,7 +15,7 @@ from ccsim.cli import cli
 from ccsim.errors import CcsimError
 from ccsim.experiments import Claim, Experiment
 
-SHIPPED = ["chd_fig5", "chd_fig6", "chd_fig7", "chd_fig8", "chd_fig9", "chd_loss_sweep", "leith_fig3", "leith_fig4", "leith_fig8", "limit_backlog", "limit_fig3", "red_vs_droptail"]
+SHIPPED = ["chd_fig5", "chd_fig6", "chd_fig7", "chd_fig8", "chd_fig9", "chd_loss_sweep", "leith_fig2", "leith_fig3", "leith_fig4", "leith_fig8", "limit_backlog", "limit_fig1", "limit_fig3", "red_vs_droptail"]
 
 
 @pytest.fixture(scope="module")

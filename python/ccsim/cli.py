@@ -278,7 +278,7 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
     from ccsim.reproduce import default_out, reproduce as reproduce_experiment
 
     if paper is not None or all_:
-        from ccsim.reproduce import reproduce_many
+        from ccsim.reproduce import reproduce_many  # lazy: start-up time (pandas, pyarrow, numpy)
 
         if name is not None:
             raise CcsimError("reproduce: give NAME, or --paper/--all, not both")

@@ -7,12 +7,13 @@ which reads the registry to add an experiment's figures and claims to a sweep's 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from ccsim.experiments import EXPERIMENT_FILE, Experiment, get
 from ccsim.errors import CcsimError
 from ccsim.outdir import record_files, tree_files, writer_lock
-from ccsim.report import write_report
+from ccsim.report import claim_rows, write_report
 from ccsim.sweep import run_sweep
 from ccsim.sweep.store import check_sweep_dir
 
@@ -81,8 +82,6 @@ def claims_markdown(experiment: Experiment, rows: list[dict[str, str]]) -> str:
 
 def write_claims(experiment: Experiment, sweep_result, out: Path) -> list[dict[str, str]]:
     """Writes ``claims.md`` and ``claims.json`` (the claims table with tolerance and verdict)."""
-    from ccsim.report import claim_rows
-
     rows = claim_rows(experiment, sweep_result)
     (out / CLAIMS_FILE).write_text(claims_markdown(experiment, rows), encoding="utf-8")
     (out / "claims.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
@@ -101,8 +100,6 @@ def reproduce_many(
 ) -> Path:
     """Runs each experiment into ``out/<name>`` and writes ``out/summary.md``: a verdict count per paper
     on top, then every experiment's figures and claims table. Returns ``out``."""
-    import time
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     sections, counts, walls = [], {}, {}

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.helpers import pyplot
 from ccsim.experiments.registry import Claim, Experiment, register
 from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
@@ -89,10 +91,7 @@ def homogeneous_stats(sweep: Any) -> pd.DataFrame:
 
 def homogeneous_figures(title: str, bin_s: float = 4.0):
     def draw(sweep: Any, out_dir: Path) -> list[Path]:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         b = _binned_runs(sweep, bin_s)
         algos = [a for a in HOMO_ALGOS if a in set(b["algorithm"])]
@@ -213,10 +212,7 @@ def coexistence_shares(sweep: Any) -> pd.DataFrame:
 
 def coexistence_figures(title: str, bin_s: float):
     def draw(sweep: Any, out_dir: Path) -> list[Path]:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         mean = _binned_runs(sweep, bin_s)
         fig, axes = plt.subplots(1, 2, figsize=(9, 3), dpi=100, sharey=True)

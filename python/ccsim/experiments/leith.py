@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ccsim.experiments.helpers import pyplot
 from ccsim.experiments.registry import Claim, Experiment, register
 from ccsim.experiments.traces import metric_series, point_runs
 from ccsim.sweep import SweepPlan
@@ -79,10 +80,7 @@ def _rtt_min_steps(sweep: Any, delta: float = 0.75) -> list[tuple[float, float]]
 
 
 def fig3_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
     for overrides, result in sorted(point_runs(sweep).values(), key=lambda v: _delta_of(v[0])):
@@ -176,10 +174,7 @@ def _fig4_result(sweep: Any) -> Any:
 
 
 def fig4_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     s = metric_series(_fig4_result(sweep), "rtt_min_ms")
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
@@ -316,10 +311,7 @@ def _second_start(result: Any) -> float:
 
 
 def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     runs = _fig8_all(sweep)
     fig, axes = plt.subplots(len(runs), 1, figsize=(6, 2.4 * len(runs) + 0.6), dpi=100, sharex=True, squeeze=False)
@@ -423,10 +415,7 @@ def fig2_plan(quick: bool = False) -> SweepPlan:
 
 
 def fig2_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     r = next(iter(point_runs(sweep).values()))[1]
     f = r.flows[r.flows["flow"] == 0]

@@ -21,9 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import json
 
-from ccsim.experiments.helpers import rows_at
+import numpy as np
+import pandas as pd
+
+from ccsim.experiments.helpers import pyplot, rows_at
 from ccsim.experiments.registry import Claim, Experiment, register
 from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
@@ -65,16 +68,12 @@ def fig3_plan(quick: bool = False) -> SweepPlan:
 
 def _fig3_table(sweep: Any):
     """Per run: variant, loss rate and utilisation (goodput / 5 Mbit/s) from 20 s to the end."""
-    import pandas as pd
-
     r = sweep.runs
     return pd.DataFrame({"variant": r["flows[0].name"], "p": r["topology.loss"].map(_final_loss),
                          "after": r["total_goodput_bps"] / 5e6})
 
 
 def _final_loss(value: Any) -> float:
-    import json
-
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -86,10 +85,7 @@ def _final_loss(value: Any) -> float:
 
 
 def fig3_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     traces = list(point_runs(sweep).values())
     ps = sorted(set(_final_loss(o["topology.loss"]) for o, _ in traces))
@@ -205,18 +201,13 @@ PKT_MS = 1500 * 8 / 10e6 * 1e3  # 1.2 ms to serve one 1500 B packet at 10 Mbit/s
 def _queues(sweep: Any):
     """Per run: mean and 95th-percentile bottleneck backlog in packets over the measured window
     (queueing delay of the packets served / the time to serve one packet), and utilisation."""
-    import pandas as pd
-
     b = sweep.links[sweep.links["link"] == "bottleneck"]
     return pd.DataFrame({"algorithm": b[ALGO_PATH], "flows": b[COUNT_PATH].astype(int),
                          "mean": b["qdelay_mean_ms"] / PKT_MS, "p95": b["qdelay_p95_ms"] / PKT_MS, "util": b["utilisation"]})
 
 
 def backlog_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     t = _queues(sweep).groupby(["algorithm", "flows"]).mean(numeric_only=True).reset_index()
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
@@ -310,21 +301,12 @@ def _fig1_trace(sweep: Any, forced: bool = False):
     m = result.cc_metrics
     p = m[m["flow"] == 0].pivot_table(index="time_s", columns="name", values="value")
     mss = 1460.0
-    t = f.join(pd_frame({"cwe_re_pkts": p["cwe_re_bytes"] / mss, "limit_pkts": p["limit_bytes"] / mss, "holding": p["holding"]}))
+    t = f.join(pd.DataFrame({"cwe_re_pkts": p["cwe_re_bytes"] / mss, "limit_pkts": p["limit_bytes"] / mss, "holding": p["holding"]}))
     return t, result
 
 
-def pd_frame(columns: dict[str, Any]):
-    import pandas as pd
-
-    return pd.DataFrame(columns)
-
-
 def fig1_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), dpi=100, sharey=True)
     for ax, forced in zip(axes, (False, True)):
