@@ -65,7 +65,7 @@ def homogeneous_plan(loss: float, name: str):
         # measured while all three run, from 2 s after the last start (its slow start is over)
         window = (2 * step + 2, length)
         return SweepPlan(name=name, base=_doc(loss, flows, 2 * step + length, window), explicit_points=points,
-                         repetitions=2 if quick else 5, seed=SEED)
+                         repetitions=1 if quick else 5, seed=SEED)
 
     return build
 
