@@ -390,8 +390,11 @@ def report(directory: Path, experiment: str | None) -> None:
 @click.option("--resume", is_flag=True, help="Continue an interrupted reproduction in the same directory.")
 @click.option("--force", is_flag=True, help="Replace an existing output directory (a previous sweep).")
 @click.option("--list", "list_", is_flag=True, help="List the registered experiments and exit.")
+@click.option("--paper", default=None, metavar="KEY", help="Run every experiment of this paper (chd, leith, limit) into --out [default: runs/reproduce/KEY].")
+@click.option("--all", "all_", is_flag=True, help="Run every registered experiment of every paper into --out [default: runs/reproduce/all].")
 @_user_errors
-def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str | None, quick: bool, resume: bool, force: bool, list_: bool) -> None:
+def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str | None, quick: bool, resume: bool, force: bool, list_: bool,
+              paper: str | None, all_: bool) -> None:
     """Run the registered experiment NAME (a paper's figure as code) and write its report.
 
     The sweep runs with a progress bar; the experiment's figures and report.html (with the claims
@@ -401,12 +404,24 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
     from ccsim import experiments
     from ccsim.reproduce import default_out, reproduce as reproduce_experiment
 
+    if paper is not None or all_:
+        from ccsim.reproduce import reproduce_many  # lazy: start-up time (pandas, pyarrow, numpy)
+
+        if name is not None:
+            raise CcsimError("reproduce: give NAME, or --paper/--all, not both")
+        chosen = experiments.of_paper(paper) if paper is not None else [e for e in experiments.all_experiments() if e.paper_key]
+        target = out if out is not None else Path("runs") / "reproduce" / ((paper or "all") + ("-quick" if quick else ""))
+        written = reproduce_many(chosen, target, jobs=jobs, quick=quick, force=force, resume=resume, progress=True)
+        click.echo(f"wrote {safe_for_terminal(written)}")
+        click.echo(f"summary: {safe_for_terminal(written / 'summary.md')}")
+        return
     if list_ or name is None:
         if name is None and not list_:
             click.echo("usage: ccsim reproduce NAME [--quick] [--out DIR]; experiments:", err=True)
         for exp in experiments.all_experiments():
             click.secho(exp.name, bold=True, nl=False)
-            click.echo(f"  {exp.title}")
+            where = f"  [{exp.paper_key} {exp.figure}]" if exp.paper_key else ""
+            click.echo(f"{where}  {exp.title}")
             click.echo(f"  source: {exp.source}")
         if name is None and not list_:
             sys.exit(EXIT_USER_ERROR)

@@ -301,26 +301,34 @@ def _experiment_for(directory: Path, experiment: str | Experiment | None) -> Exp
     return experiments.get(experiment) if isinstance(experiment, str) else experiment
 
 
-def _claims_html(exp: Experiment, sweep: Any) -> str:
+def claim_rows(exp: Experiment, sweep: Any) -> list[dict[str, str]]:
+    """The claims table as rows (claim, paper, ours, tolerance, verdict, where, error); a claim that
+    cannot be computed (a point missing in --quick) is a row with its error, not a failure."""
     rows = []
     for claim in exp.claims:
+        error = ""
         try:
             ours = claim.ours(sweep)
-            error = ""
-        except Exception as e:  # a claim that cannot be computed (a point missing in --quick) is shown, not fatal
+        except Exception as e:
             ours, error = "n/a", f"{type(e).__name__}: {e}"
-        verdict = claim.judge(sweep)
+        verdict = claim.judge(sweep) if claim.verdict is not None and not error else None
+        rows.append({"claim": claim.description, "paper": str(claim.paper), "ours": _short(ours),
+                     "tolerance": claim.tolerance, "verdict": str(verdict) if verdict else "",
+                     "label": verdict.label if verdict else "informative", "where": claim.where or "", "error": error})
+    return rows
+
+
+def _claims_html(exp: Experiment, sweep: Any) -> str:
+    rows = []
+    for r in claim_rows(exp, sweep):
         rows.append(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"verdict {}\">{}</td><td>{}</td></tr>".format(
-                html.escape(claim.description),
-                html.escape(str(claim.paper)),
-                html.escape(_short(ours)),
-                verdict.label.replace(" ", "-"),
-                html.escape(str(verdict)),
-                html.escape(claim.where or "") + (f"<br><span class=warn>{html.escape(error)}</span>" if error else ""),
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"verdict {}\">{}</td><td>{}</td></tr>".format(
+                html.escape(r["claim"]), html.escape(r["paper"]), html.escape(r["ours"]), html.escape(r["tolerance"]),
+                r["label"].replace(" ", "-"), html.escape(r["verdict"]),
+                html.escape(r["where"]) + (f"<br><span class=warn>{html.escape(r['error'])}</span>" if r["error"] else ""),
             )
         )
-    return ("<table class=claims><thead><tr><th>claim</th><th>paper</th><th>ours</th>"
+    return ("<table class=claims><thead><tr><th>claim</th><th>paper</th><th>ours</th><th>tolerance</th>"
             "<th>verdict (tolerance fixed in advance)</th><th>where in the paper</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 

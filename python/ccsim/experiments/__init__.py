@@ -20,10 +20,13 @@ experiment modules in ``helpers``; this package re-exports both and loads the sh
 from __future__ import annotations
 
 from ccsim.experiments.helpers import rows_at, scenario_with
-from ccsim.experiments.registry import EXPERIMENT_FILE, Claim, Experiment, all_experiments, get, names, register
+from ccsim.experiments.registry import EXPERIMENT_FILE, Claim, Experiment, all_experiments, get, names, of_paper, papers, register
 
 # The experiments shipped with ccsim register themselves on import (after the registry above).
 from ccsim.experiments import chd_loss_sweep as _chd_loss_sweep  # noqa: F401  isort: skip
 from ccsim.experiments import red_vs_droptail as _red_vs_droptail  # noqa: F401  isort: skip
+from ccsim.experiments import leith as _leith  # noqa: F401  isort: skip
+from ccsim.experiments import limit as _limit  # noqa: F401  isort: skip
+from ccsim.experiments import chd as _chd  # noqa: F401  isort: skip
 
-__all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "scenario_with", "rows_at", "EXPERIMENT_FILE"]
+__all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper", "scenario_with", "rows_at", "EXPERIMENT_FILE"]

@@ -11,7 +11,7 @@ import numpy as np
 from ccsim.errors import CcsimError
 from ccsim.scenario import Scenario
 
-__all__ = ["scenario_with", "rows_at"]
+__all__ = ["scenario_with", "rows_at", "pyplot"]
 
 _STEP = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 
@@ -54,3 +54,13 @@ def rows_at(frame: Any, column: str, value: Any) -> Any:
     if isinstance(value, float):
         return frame[np.isclose(frame[column].astype(float), value, rtol=1e-9, atol=1e-12)]
     return frame[frame[column] == value]
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the non-interactive Agg backend, for an experiment's figures."""
+    import matplotlib  # lazy: start-up time (matplotlib), only when figures are drawn
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: as above
+
+    return plt

@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 from ccsim.errors import CcsimError
 
-__all__ = ["Claim", "Verdict", "within", "Experiment", "register", "get", "names", "all_experiments", "EXPERIMENT_FILE"]
+__all__ = ["Claim", "Verdict", "within", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper",
+           "EXPERIMENT_FILE"]
 
 EXPERIMENT_FILE = "experiment.json"  # written by `ccsim reproduce`: {"name": ..., "quick": ...}
 
@@ -30,6 +31,16 @@ class Verdict:
     def __str__(self) -> str:
         return f"{self.label}: {self.reason}" if self.reason else self.label
 
+    @classmethod
+    def from_text(cls, text: str) -> "Verdict":
+        """A verdict written as text: "reproduced[: detail]" or "agrees..." holds, "differs[: cause]"
+        does not; anything else cannot be judged."""
+        head, _, reason = text.partition(":")
+        holds = {"reproduced": True, "agrees": True, "differs": False}.get(head.strip().split(" ")[0])
+        if holds is True and head.strip() not in ("reproduced", "agrees"):
+            reason = (head.strip().partition(" ")[2] + (": " + reason.strip() if reason else "")).strip()
+        return cls(holds, reason.strip() if holds is not None else text)
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -37,24 +48,27 @@ class Claim:
     the two agree.
 
     ``ours(sweep_result)`` returns the measured value as display text (or a number); ``where`` cites
-    the paper's figure, table or section the value comes from; ``verdict(sweep_result)`` returns a
-    :class:`Verdict` with its tolerance stated (fixed in advance, docs/reports.md; a claim without
-    one shows "not judged").
+    the paper's figure, table or section the value comes from; ``tolerance`` states up front how close
+    ours must be (docs/reports.md); ``verdict(sweep_result)`` returns a :class:`Verdict`, or the text
+    "reproduced[: detail]" / "differs: <cause>" (a claim without one is informative only, e.g. a
+    sensitivity, and shows "not judged").
     """
 
     description: str
     paper: str
     ours: Callable[[Any], Any]
     where: str = ""
-    verdict: Callable[[Any], Verdict] | None = None
+    tolerance: str = ""
+    verdict: Callable[[Any], "Verdict | str"] | None = None
 
     def judge(self, sweep: Any) -> Verdict:
         if self.verdict is None:
             return Verdict(None, "no tolerance set for this claim")
         try:
-            return self.verdict(sweep)
+            verdict = self.verdict(sweep)
         except Exception as e:  # a point missing in --quick: the row says so, the report still renders
             return Verdict(None, f"{type(e).__name__}: {e}")
+        return verdict if isinstance(verdict, Verdict) else Verdict.from_text(str(verdict))
 
 
 def within(measure: Callable[[Any], float], paper_value: float, tolerance: float, unit: str) -> Callable[[Any], Verdict]:
@@ -79,6 +93,8 @@ class Experiment:
     build_plan: Callable[[bool], Any]  # quick -> SweepPlan
     draw_figures: Callable[[Any, Path], list[Path]]  # (SweepResult, out_dir) -> paths written
     claims: tuple[Claim, ...] = field(default_factory=tuple)
+    paper_key: str = ""  # the paper this reproduces, for `ccsim reproduce --paper KEY` (chd, leith, limit)
+    figure: str = ""  # the figure or table of that paper ("Fig. 3")
 
     @property
     def paper(self) -> str:
@@ -124,3 +140,16 @@ def names() -> list[str]:
 
 def all_experiments() -> list[Experiment]:
     return [_REGISTRY[n] for n in names()]
+
+
+def papers() -> list[str]:
+    """The paper keys of the registered experiments, sorted."""
+    return sorted({e.paper_key for e in _REGISTRY.values() if e.paper_key})
+
+
+def of_paper(key: str) -> list[Experiment]:
+    """The registered experiments reproducing paper ``key``; CcsimError naming the known keys otherwise."""
+    found = [e for e in all_experiments() if e.paper_key == key]
+    if not found:
+        raise CcsimError(f"--paper: unknown paper {key!r}; known: {', '.join(papers()) or '(none)'}")
+    return found

@@ -68,7 +68,11 @@
 //! * **Slow-start test** `w ≤ ssthresh` (listing); right after a backoff w == ssthresh, so one
 //!   slow-start step follows (as FreeBSD after ECN/delay backoffs).
 //! * H-TCP RTT scaling is not part of eq. (2); `rtt_scaling = true` adds it (Linux H-TCP default).
-//! * `rtt_min_init_ms` lets a scenario start RTTmin at a given value (Figs 3-4 configure it by hand).
+//! * `rtt_min_init_ms` starts RTTmin at a configured value (Figs 3-4 "manually configured"). The
+//!   configured value stands for a standing queue the flow cannot see below: line 2 lowers it only
+//!   from the first backoff (delay or loss) on, the probe of eq. (4) (section II-D: the multiplicative
+//!   decrease "probe[s] the network to discover whether an RTT below RTTmin is possible"). Otherwise
+//!   the first sample of the empty path replaces it at once and Figs 3-4 show nothing.
 
 use std::time::Duration;
 
@@ -129,6 +133,8 @@ pub struct DelayAimd {
     mss: u64,
     // state
     rtt_min: Option<f64>,
+    /// A configured RTTmin (`rtt_min_init_ms`) not yet probed by a backoff: line 2 waits (Fig. 3).
+    rtt_min_pinned: bool,
     rtt_max: Option<f64>,
     tau: f64,
     beta: f64,
@@ -141,6 +147,8 @@ pub struct DelayAimd {
     held: bool,
     delay_backoffs: u64,
     loss_backoffs: u64,
+    /// beta applied at the last backoff (delay or loss); 0 before any.
+    last_backoff_beta: f64,
     slow_start: RenoIncrease,
     frac: FracCwnd,
 }
@@ -169,6 +177,7 @@ impl DelayAimd {
             abc_limit: init.abc_limit_segments,
             mss: init.mss_bytes.max(1),
             rtt_min: if rtt_min_init > 0.0 { Some(rtt_min_init) } else { None },
+            rtt_min_pinned: rtt_min_init > 0.0,
             rtt_max: None,
             tau: 0.0,
             beta: 0.5,
@@ -178,6 +187,7 @@ impl DelayAimd {
             last_now: Time::ZERO,
             alpha: 0.0,
             alpha_raw: 1.0,
+            last_backoff_beta: 0.0,
             held: false,
             delay_backoffs: 0,
             loss_backoffs: 0,
@@ -228,7 +238,11 @@ impl DelayAimd {
         if !(raw > 0.0 && sig > 0.0) {
             return false;
         }
-        let rtt_min = self.rtt_min.map_or(raw, |m| m.min(raw)); // line 2
+        // line 2; a configured RTTmin is only lowered from the first backoff on (section II-D).
+        let rtt_min = match self.rtt_min {
+            Some(m) if self.rtt_min_pinned => m,
+            m => m.map_or(raw, |m| m.min(raw)),
+        };
         self.rtt_min = Some(rtt_min);
         let w_pkts = (w.cwnd_bytes as f64 / self.mss as f64).max(1.0);
         let new_max = match self.rtt_max {
@@ -252,9 +266,11 @@ impl DelayAimd {
         self.frac.set(w, target); // line 23
         w.ssthresh_bytes = w.cwnd_bytes; // line 24
         self.t_b = Some(now); // line 25
+        self.rtt_min_pinned = false; // the backoff is the probe of eq. (4)
         self.guard_seq = snd_max;
         self.slow_start.reset();
         self.delay_backoffs += 1;
+        self.last_backoff_beta = self.beta;
     }
 }
 
@@ -332,10 +348,12 @@ impl CongestionControl for DelayAimd {
     fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64 {
         self.slow_start.reset();
         self.t_b = Some(loss.now);
+        self.rtt_min_pinned = false;
         if matches!(loss.kind, LossKind::Timeout { backoff } if backoff > 1) && w.ssthresh_bytes != u64::MAX {
             return w.ssthresh_bytes; // RFC 5681: held on later expiries of the same segment
         }
         self.loss_backoffs += 1;
+        self.last_backoff_beta = self.beta;
         let cwnd = self.frac.get(w);
         ((self.beta * cwnd).floor() as u64).max(2 * w.mss_bytes) // w = beta*w (Eq. 1, 6)
     }
@@ -357,6 +375,7 @@ impl CongestionControl for DelayAimd {
             ("increase_held", if self.held { 1.0 } else { 0.0 }),
             ("delay_backoffs", self.delay_backoffs as f64),
             ("loss_backoffs", self.loss_backoffs as f64),
+            ("backoff_beta", self.last_backoff_beta),
         ]
     }
 }
@@ -586,8 +605,25 @@ mod tests {
         // the deeper cut drains the standing queue below the old estimate
         s.ack_rtt(MSS, ms(170));
         assert!(close(s.metric("rtt_min_ms"), 170.0));
-        // rtt_min_init above the first sample is replaced at once (line 2)
-        let mut s = ca(&[num("rtt_min_init_ms", 200.0)]);
+    }
+
+    #[test]
+    fn configured_rtt_min_waits_for_the_first_backoff() {
+        // Fig. 3: RTTmin configured to 200 ms on a 120 ms path. Samples below it do not replace it
+        // until a backoff has probed the path (section II-D, eq. 4); then line 2 applies.
+        let mut s = ca(&[num("delta", 0.75), num("delta0_ms", 1.0), num("gamma", 0.0), num("rtt_min_init_ms", 200.0)]);
+        s.ack_rtt(MSS, ms(120));
+        assert!(close(s.metric("rtt_min_ms"), 200.0), "still the configured 200 ms");
+        s.advance(ms(10));
+        s.ack_rtt(MSS, ms(230)); // tau 30 >= 20: backoff, beta = 0.75 * 200 / 230
+        assert_eq!(s.metric("delay_backoffs"), Some(1.0));
+        assert!(close(s.metric("backoff_beta"), 0.75 * 200.0 / 230.0));
+        s.ack_rtt(MSS, ms(150)); // the drain reveals 150 ms
+        assert!(close(s.metric("rtt_min_ms"), 150.0));
+        s.ack_rtt(MSS, ms(120));
+        assert!(close(s.metric("rtt_min_ms"), 120.0));
+        // Without a configured value the first sample sets RTTmin (line 2).
+        let mut s = ca(&[]);
         s.ack_rtt(MSS, ms(120));
         assert!(close(s.metric("rtt_min_ms"), 120.0));
     }

@@ -32,9 +32,10 @@
 //! eqs. (3)–(7)): backlog Q ≤ (α − 1)·C for any number of flows with equal RTTs.
 //!
 //! Parameters: `base` (newreno), `alpha` (1.1, the paper's value in all experiments),
+//! `forced_decrease` (true; false = the simple algorithm of section III, the one Fig. 1 shows),
 //! `v_target_reset` (inf), `re_window_rtts` (1), `re_window_ms` (0 = use `re_window_rtts`),
 //! `re_tau_rtts` (1), `re_filter` (exact), `be_tau_ms` (500), `filter_m` (2), `nl_window_s`
-//! (0 = lifetime), `nri_per` (ack), `compare_whole_segments` (true), `westwood_faster_recovery`
+//! (0 = lifetime), `nri_per` (ack), `hold_needs_queue` (true), `compare_whole_segments` (true), `westwood_faster_recovery`
 //! (linux). See `docs/algorithms/tcp_limit.md`.
 //!
 //! Differences from the paper (no code is public; every gap is a documented choice):
@@ -59,6 +60,12 @@
 //!   snd_cwnd) with α·CWE(RE): with a byte window, n + 0.5 segments send n, measure CWE(RE) ≈ n and
 //!   would be held for ever when n < 1/(α − 1) = 10 segments. `compare_whole_segments = false` uses
 //!   the byte window.
+//! * Line 3 also needs its premise, section III reason (i) ("increasing the cwnd only fills up the
+//!   bottleneck queue"): the last RTT sample must exceed α·RTTmin (`hold_needs_queue`, default true;
+//!   false = as printed). In the fluid model of section IV (cwnd = μ·RTT, CWE(RE) = μ·RTTmin) both
+//!   tests coincide, so eqs. (3)–(7) stand. Without it a small window whose ACK clock is stretched by
+//!   delayed ACKs (7 segments in flight, RE counts 6) is held for ever: α·CWE(RE) = 6.6 < 7, v_target
+//!   far away, and RE cannot grow while cwnd is held.
 //! * BE: τ = 0.5 s (not given by the papers; 0.5–1 s is the usual range), virtual null samples every
 //!   τ/m of silence (m = 2, Mascolo et al. 2001). NL = lifetime maximum of BE by default
 //!   (`nl_window_s` > 0: maximum over that many seconds). NL is never taken below RE
@@ -134,6 +141,16 @@ pub fn params() -> Vec<ParamSpec> {
             "NRI per ACK = MSS^2/cwnd (paper, RFC 2001) or per byte acked = MSS*min(acked, L*MSS)/cwnd (ABC)",
         ),
         ParamSpec::boolean(
+            "forced_decrease",
+            true,
+            "lines 1-2 and 4-7 of the extended algorithm (v_cwnd, v_target, forced decrease); false = the simple algorithm of section III (Fig. 1)",
+        ),
+        ParamSpec::boolean(
+            "hold_needs_queue",
+            true,
+            "line 3 also needs the premise of section III (i), a backlog: the last RTT sample above alpha * RTTmin (false = line 3 as printed)",
+        ),
+        ParamSpec::boolean(
             "compare_whole_segments",
             true,
             "line 3 compares floor(cwnd / MSS) segments (Linux integer snd_cwnd, what is sent) with alpha * CWE(RE)",
@@ -165,6 +182,10 @@ pub struct TcpLimit {
     v_target_reset: VTargetReset,
     nri_per: NriPer,
     whole_segments: bool,
+    hold_needs_queue: bool,
+    forced_decrease: bool,
+    /// Latest raw RTT sample (the backlog premise of line 3).
+    last_rtt: Option<Duration>,
     abc_limit: u32,
     re_window: ReWindow,
     re_tau_rtts: f64,
@@ -217,6 +238,9 @@ impl TcpLimit {
             v_target_reset: p.choice("v_target_reset"),
             nri_per: p.choice("nri_per"),
             whole_segments: p.bool("compare_whole_segments"),
+            hold_needs_queue: p.bool("hold_needs_queue"),
+            forced_decrease: p.bool("forced_decrease"),
+            last_rtt: None,
             abc_limit: init.abc_limit_segments,
             re_window,
             re_tau_rtts: p.f64("re_tau_rtts"),
@@ -252,6 +276,22 @@ impl TcpLimit {
         Some(self.re.value()? * self.rtt_min_secs()?)
     }
 
+    /// The premise of line 3 (section III, reason (i): "increasing the cwnd only fills up the
+    /// bottleneck queue"): the flow has a backlog, i.e. its last RTT sample exceeds alpha * RTTmin.
+    /// In the paper's fluid model (section IV) cwnd = mu * RTT and CWE(RE) = mu * RTTmin, so this is
+    /// the same test as cwnd > alpha * CWE(RE) and eqs. (3)-(7) are unchanged; it differs only when
+    /// the ACK clock, not a queue, makes RE * RTTmin fall short of cwnd (delayed ACKs holding the odd
+    /// segment of a small window), where the printed test holds cwnd for ever.
+    fn backlogged(&self) -> bool {
+        if !self.hold_needs_queue {
+            return true;
+        }
+        match (self.last_rtt, self.rtt_min) {
+            (Some(rtt), Some(min)) => rtt.as_secs_f64() > self.alpha * min.as_secs_f64(),
+            _ => true,
+        }
+    }
+
     /// CWE(NL) in bytes, never below CWE(RE).
     fn cwe_nl(&self, cwe_re: f64) -> f64 {
         let nl = self.nl.value().unwrap_or(0.0) * self.rtt_min_secs().unwrap_or(0.0);
@@ -260,6 +300,9 @@ impl TcpLimit {
 
     /// Updates RE, BE, NL (and the Westwood base's estimator) with one ACK.
     fn observe(&mut self, ack: &AckSample, mss: u64) {
+        if let Some(r) = ack.rtt.filter(|r| !r.is_zero()) {
+            self.last_rtt = Some(r);
+        }
         for r in [ack.rtt, ack.min_rtt].into_iter().flatten().filter(|r| !r.is_zero()) {
             self.rtt_min = Some(self.rtt_min.map_or(r, |m| m.min(r)));
         }
@@ -323,8 +366,8 @@ impl TcpLimit {
                 // be compared with the CWE of the n segments it can send and be held forever when
                 // n < 1/(alpha - 1) segments.
                 let cwnd_sent = if self.whole_segments { (self.cwnd_f / mss).floor() * mss } else { self.cwnd_f };
-                if cwnd_sent > self.alpha * cwe_re {
-                    if self.v_cwnd > self.v_target {
+                if cwnd_sent > self.alpha * cwe_re && self.backlogged() {
+                    if self.forced_decrease && self.v_cwnd > self.v_target {
                         // lines 4-7: forced decrease
                         self.cwnd_f = cwe_re.max(2.0 * mss);
                         self.v_cwnd = self.cwnd_f;
@@ -471,8 +514,13 @@ mod tests {
 
     /// Unfiltered RE and BE so that the estimates are exact by hand: RE = bytes in the last RTTmin /
     /// RTTmin, BE = bytes / inter-ACK time.
+    /// Line 3 as printed (no backlog premise): these scripts keep RTT = RTTmin.
     fn exact(extra: &[(&str, ParamValue)]) -> Script<TcpLimit> {
-        let mut pairs = vec![("re_tau_rtts", ParamValue::Number(0.0)), ("be_tau_ms", ParamValue::Number(0.0))];
+        let mut pairs = vec![
+            ("re_tau_rtts", ParamValue::Number(0.0)),
+            ("be_tau_ms", ParamValue::Number(0.0)),
+            ("hold_needs_queue", ParamValue::Bool(false)),
+        ];
         pairs.extend_from_slice(extra);
         limit_with(&pairs)
     }
@@ -686,6 +734,80 @@ mod tests {
         s.ack(MSS);
         assert_eq!(s.w.cwnd_bytes, 3_000);
         assert_eq!(s.metric("forced_decreases"), Some(1.0));
+    }
+
+    /// The issue-9 stall: 7 segments in flight, delayed ACKs (2 MSS per ACK, one every 33.3 ms with
+    /// RTT = RTTmin = 100 ms; the odd segment waits for the delayed-ACK timer), so RE counts 6
+    /// segments per RTTmin: CWE(RE) = 6000 B, alpha * CWE(RE) = 6600 < 7000. NL was learned at a higher
+    /// rate (slow start), so v_target = 2 CWE(NL) - CWE(RE) is far above v_cwnd: no forced decrease.
+    fn delayed_ack_stall(hold_needs_queue: bool, rtt_ms: u64) -> Script<TcpLimit> {
+        let mut s = limit_with(&[
+            ("re_tau_rtts", ParamValue::Number(0.0)),
+            ("be_tau_ms", ParamValue::Number(0.0)),
+            ("hold_needs_queue", ParamValue::Bool(hold_needs_queue)),
+        ]);
+        s.rtt = Some(Duration::from_millis(100));
+        s.ack_spacing = Duration::from_millis(1);
+        s.cwnd_limited = false;
+        for _ in 0..10 {
+            s.ack(MSS); // BE = 1e6 B/s -> NL
+        }
+        s.ack_spacing = Duration::from_micros(33_334);
+        for _ in 0..10 {
+            s.ack(2 * MSS);
+        }
+        s.cwnd_limited = true;
+        s.w.cwnd_bytes = 7_000;
+        s.w.ssthresh_bytes = 3_000;
+        s.rtt = Some(Duration::from_millis(rtt_ms));
+        s
+    }
+
+    #[test]
+    fn printed_hold_test_stalls_a_small_window_with_delayed_acks() {
+        let mut s = delayed_ack_stall(false, 100);
+        for _ in 0..300 {
+            s.ack(2 * MSS);
+        }
+        assert!((s.metric("cwe_re_bytes").unwrap() - 6_000.0).abs() < 1.0, "RE says 6 segments");
+        assert_eq!(s.w.cwnd_bytes, 7_000, "held for 10 s: the stall of issue 9");
+        assert_eq!(s.metric("holding"), Some(1.0));
+    }
+
+    #[test]
+    fn without_a_backlog_the_window_grows_again() {
+        // RTT = RTTmin: no queue, so section III (i) does not apply and cwnd grows as NewReno.
+        let mut s = delayed_ack_stall(true, 100);
+        for _ in 0..300 {
+            s.ack(2 * MSS);
+        }
+        assert_eq!(s.metric("holding"), Some(0.0));
+        assert!(s.w.cwnd_bytes > 10_000, "cwnd {} grew past 10 segments", s.w.cwnd_bytes);
+    }
+
+    #[test]
+    fn with_a_backlog_the_hold_applies() {
+        // RTT 120 ms > 1.1 * RTTmin (100 ms, learned during the warm-up): the queue premise holds.
+        let mut s = delayed_ack_stall(true, 120);
+        for _ in 0..50 {
+            s.ack(2 * MSS);
+        }
+        assert_eq!(s.w.cwnd_bytes, 7_000);
+        assert_eq!(s.metric("holding"), Some(1.0));
+    }
+
+    #[test]
+    fn simple_algorithm_only_holds() {
+        // Alone (NL = RE): the extended algorithm decreases at once (forced_decrease_when_v_cwnd_exceeds_v_target);
+        // the simple algorithm of section III (Fig. 1) holds.
+        let mut s = exact(&[("forced_decrease", ParamValue::Bool(false))]);
+        warm(&mut s, 60_000);
+        for _ in 0..20 {
+            s.ack(MSS);
+        }
+        assert_eq!(s.w.cwnd_bytes, 60_000);
+        assert_eq!(s.metric("forced_decreases"), Some(0.0));
+        assert_eq!(s.metric("holding"), Some(1.0));
     }
 
     #[test]

@@ -1,0 +1,460 @@
+"""Leith et al., "Delay-based AIMD congestion control" (PFLDnet 2007; [Leith07] in docs/bibliography.md).
+
+Experiments, one per figure (docs/reproductions/leith.md has the set-ups, figures and claims):
+
+* ``leith_fig3``: one delay-based AIMD flow, ns, 120 ms propagation delay (round trip: 60 ms each
+  way), 50 Mbit/s, 400-packet queue, tau0 20 ms, RTTmin configured to 200 ms. The paper shows RTTmin
+  "ratchetting down ... until it equals the actual propagation delay" (section II-D, eq. 4). delta is
+  not given for Fig. 3 (Fig. 4 uses 0.75): swept over 0.75, 0.9 and 1.
+* ``leith_fig4``: ten such flows on the same path, RTTmin of each configured to a value drawn
+  uniformly in [120, 240] ms, delta 0.75: every flow's RTTmin converges to 120 ms.
+* ``leith_fig8``: testbed (Linux 2.6.17, dummynet), 500 Mbit/s, 250 ms RTT, 250 ms of buffering, two
+  flows, the second starting at 100 s, slow start disabled: beta adapts to about 0.75 and the flows
+  converge in about 7 congestion epochs.
+
+Platform profiles: ``ns2`` for the ns figures, ``linux`` for the testbed figure; the receive window is
+raised to 64 MiB in every run (ns-2's default window_ of 20 packets would cap a 50 Mbit/s x 120 ms
+path at 1/37 of its rate; the paper's runs cannot have used it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.registry import Claim, Experiment, register
+from ccsim.experiments.traces import metric_series, point_runs
+from ccsim.sweep import SweepPlan
+
+SOURCE = ("D. Leith, R. Shorten, G. McCullagh, J. Heffner, L. Dunn, F. Baker, \"Delay-based AIMD congestion "
+          "control\", PFLDnet 2007")
+PROP_RTT_MS = 120.0
+SEED = 2007
+
+
+def _ns_path(duration_s: float, flows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "run": {"duration": f"{duration_s:g}s", "sample_interval": "100ms", "seed": SEED},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "50Mbit", "bottleneck_delay": "60ms", "queue": "400pkt"},
+        "tcp": {"profile": "ns2", "rwnd": "64MiB"},
+        "flows": flows,
+    }
+
+
+# --- Fig. 3 -------------------------------------------------------------------------------------
+
+FIG3 = "leith_fig3"
+FIG3_DELTAS = [0.75, 0.9, 1.0]
+DELTA_PATH = "flows[0].params.delta"
+
+
+def fig3_plan(quick: bool = False) -> SweepPlan:
+    duration = 20 if quick else 60
+    flow = {"algorithm": "delay_aimd", "count": 1, "params": {"rtt_min_init_ms": 200, "tau0_ms": 20, "delta": 0.75}}
+    return SweepPlan(name=FIG3, base=_ns_path(duration, [flow]), grid={DELTA_PATH: [0.75] if quick else FIG3_DELTAS},
+                     repetitions=1, seed=SEED)
+
+
+def _delta_of(overrides: dict[str, Any]) -> float:
+    return float(overrides.get(DELTA_PATH, 0.75))
+
+
+def _rtt_min_final(sweep: Any) -> dict[float, float]:
+    out = {}
+    for overrides, result in point_runs(sweep).values():
+        series = metric_series(result, "rtt_min_ms")
+        out[_delta_of(overrides)] = float(series["value"].iloc[-1])
+    return out
+
+
+def _rtt_min_steps(sweep: Any, delta: float = 0.75) -> list[tuple[float, float]]:
+    for overrides, result in point_runs(sweep).values():
+        if np.isclose(_delta_of(overrides), delta):
+            s = metric_series(result, "rtt_min_ms")
+            changed = s["value"].diff().fillna(1.0) != 0
+            return [(float(t), float(v)) for t, v in zip(s["time_s"][changed], s["value"][changed])]
+    raise LookupError(f"no run with delta = {delta}")
+
+
+def fig3_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    for overrides, result in sorted(point_runs(sweep).values(), key=lambda v: _delta_of(v[0])):
+        s = metric_series(result, "rtt_min_ms")
+        ax.step(s["time_s"], s["value"], where="post", label=f"delta = {_delta_of(overrides):g}")
+    ax.axhline(PROP_RTT_MS, color="grey", ls=":", lw=1, label="propagation RTT 120 ms")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("RTTmin estimate (ms)")
+    ax.set_ylim(100, 210)
+    ax.set_title("Leith Fig. 3: RTTmin configured to 200 ms ratchets down")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out_dir / "rtt_min.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _within(value: float, target: float, rel: float) -> bool:
+    return abs(value - target) <= rel * target
+
+
+def fig3_ours(sweep: Any) -> str:
+    final = _rtt_min_final(sweep)
+    return "; ".join(f"delta {d:g}: {v:.1f} ms" for d, v in sorted(final.items()))
+
+
+def fig3_verdict(sweep: Any) -> str:
+    final = _rtt_min_final(sweep)
+    bad = {d: v for d, v in final.items() if not _within(v, PROP_RTT_MS, 0.05)}
+    return "reproduced" if not bad else f"differs: RTTmin stays at {bad} ms"
+
+
+def fig3_steps_ours(sweep: Any) -> str:
+    steps = _rtt_min_steps(sweep, 0.75)
+    return ", ".join(f"{v:.0f} ms at {t:.1f} s" for t, v in steps)
+
+
+def fig3_steps_verdict(sweep: Any) -> str:
+    steps = _rtt_min_steps(sweep, 0.75)
+    values = [v for _, v in steps]
+    if len(values) >= 3 and all(b < a for a, b in zip(values, values[1:])):
+        return "reproduced"
+    return f"differs: {len(values) - 1} step(s) from 200 ms"
+
+
+register(Experiment(
+    name=FIG3,
+    title="Delay-based AIMD: RTTmin configured to 200 ms ratchets down to the 120 ms path (Leith 2007, Fig. 3)",
+    source=SOURCE + "; Section II-D, eq. (4), Fig. 3",
+    description="One delay_aimd flow, 50 Mbit/s, 120 ms round-trip propagation delay, 400-packet queue, "
+                "tau0 20 ms, RTTmin configured to 200 ms; ns-2 profile. delta is not given for Fig. 3: swept "
+                "(0.75, the Fig. 4 value, 0.9 and 1). 60 s, one run per delta (the paper shows one). "
+                "--quick: delta 0.75 only, 20 s.",
+    build_plan=fig3_plan,
+    draw_figures=fig3_figures,
+    paper_key="leith",
+    figure="Fig. 3",
+    claims=(
+        Claim("RTTmin at the end of the run (configured 200 ms, path 120 ms)", "equals the propagation delay, 120 ms",
+              fig3_ours, "Fig. 3 caption", tolerance="within 5 % of 120 ms for every delta", verdict=fig3_verdict),
+        Claim("RTTmin steps down through intermediate values (delta 0.75)", "ratchets down (figure: a staircase)",
+              fig3_steps_ours, "Fig. 3; Section II-D", tolerance="at least two decreasing steps below 200 ms",
+              verdict=fig3_steps_verdict),
+    ),
+))
+
+
+# --- Fig. 4 -------------------------------------------------------------------------------------
+
+FIG4 = "leith_fig4"
+FIG4_FLOWS = 10
+
+
+def fig4_initial_rtt_mins(n: int = FIG4_FLOWS, seed: int = SEED) -> list[float]:
+    """RTTmin of each flow drawn uniformly in [120, 240] ms (the caption), fixed by ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [round(float(v), 1) for v in rng.uniform(120.0, 240.0, size=n)]
+
+
+def fig4_plan(quick: bool = False) -> SweepPlan:
+    n = 4 if quick else FIG4_FLOWS
+    flows = [{"algorithm": "delay_aimd", "count": 1, "name": f"f{i}", "start": "0s",
+              "params": {"rtt_min_init_ms": v, "tau0_ms": 20, "delta": 0.75}}
+             for i, v in enumerate(fig4_initial_rtt_mins(n))]
+    return SweepPlan(name=FIG4, base=_ns_path(30 if quick else 120, flows), repetitions=1, seed=SEED)
+
+
+def _fig4_result(sweep: Any) -> Any:
+    return next(iter(point_runs(sweep).values()))[1]
+
+
+def fig4_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    s = metric_series(_fig4_result(sweep), "rtt_min_ms")
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
+    for flow, rows in s.groupby("flow"):
+        ax.step(rows["time_s"], rows["value"], where="post", lw=1, label=f"flow {flow}")
+    ax.axhline(PROP_RTT_MS, color="grey", ls=":", lw=1)
+    settled = s.groupby("flow").apply(lambda g: float(g["time_s"][(g["value"] - g["value"].iloc[-1]).abs() > 1e-6].max()
+                                                       if ((g["value"] - g["value"].iloc[-1]).abs() > 1e-6).any() else 0.0))
+    ax.set_xlim(0, max(10.0, 2 * float(settled.max())))
+    ax.set_xlabel("time (s) (the rest of the run is flat)")
+    ax.set_ylabel("RTTmin estimate (ms)")
+    ax.set_title("Leith Fig. 4: RTTmin of each flow (init U[120, 240] ms, delta 0.75)", fontsize=10)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    path = out_dir / "rtt_min_flows.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _fig4_finals(sweep: Any) -> dict[int, float]:
+    s = metric_series(_fig4_result(sweep), "rtt_min_ms")
+    return {int(f): float(rows["value"].iloc[-1]) for f, rows in s.groupby("flow")}
+
+
+def fig4_ours(sweep: Any) -> str:
+    finals = _fig4_finals(sweep)
+    v = np.array(list(finals.values()))
+    return f"{len(v)} flows: final RTTmin {v.min():.1f}-{v.max():.1f} ms"
+
+
+def fig4_verdict(sweep: Any) -> str:
+    bad = {f: v for f, v in _fig4_finals(sweep).items() if not _within(v, PROP_RTT_MS, 0.05)}
+    return "reproduced" if not bad else f"differs: flows {sorted(bad)} end at {[round(v) for v in bad.values()]} ms"
+
+
+def fig4_utilisation(sweep: Any) -> str:
+    result = _fig4_result(sweep)
+    return f"{result.summary['goodput_bps'].sum() / 50e6 * 100:.0f} % of 50 Mbit/s (not in the paper)"
+
+
+register(Experiment(
+    name=FIG4,
+    title="Delay-based AIMD: RTTmin of 10 flows, initialised U[120, 240] ms, converges to 120 ms (Leith 2007, Fig. 4)",
+    source=SOURCE + "; Section II-D, Fig. 4",
+    description="Ten delay_aimd flows start together on the Fig. 3 path (50 Mbit/s, 120 ms, 400 packets, tau0 "
+                "20 ms, delta 0.75), each with RTTmin configured to a value drawn uniformly in [120, 240] ms "
+                "(numpy, seed 2007); ns-2 profile; 120 s. --quick: 4 flows, 30 s.",
+    build_plan=fig4_plan,
+    draw_figures=fig4_figures,
+    paper_key="leith",
+    figure="Fig. 4",
+    claims=(
+        Claim("every flow's RTTmin at the end of the run", "all converge to the 120 ms propagation delay", fig4_ours,
+              "Fig. 4 caption", tolerance="every flow within 5 % of 120 ms", verdict=fig4_verdict),
+        Claim("aggregate goodput", "not given", fig4_utilisation, "-"),
+    ),
+))
+
+
+# --- Fig. 8 -------------------------------------------------------------------------------------
+
+FIG8 = "leith_fig8"
+
+
+def fig8_plan(quick: bool = False) -> SweepPlan:
+    # quick: the same shape at a tenth of the rate (50 Mbit/s) and a shorter run.
+    rate, duration, second = ("50Mbit", 120, 40) if quick else ("500Mbit", 300, 100)
+    queue_pkts = int((50e6 if quick else 500e6) * 0.250 / 8 / 1500)  # 250 ms of buffering in 1500 B packets
+    flow = {"algorithm": "delay_aimd", "count": 1, "params": {"tau0_ms": 50, "delta": 1.0}}
+    doc = {
+        "run": {"duration": f"{duration}s", "sample_interval": "500ms", "seed": SEED},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": rate, "bottleneck_delay": "125ms", "queue": f"{queue_pkts}pkt"},
+        "tcp": {"profile": "linux", "rwnd": "256MiB", "slow_start": False},
+        "flows": [dict(flow, name="flow1", start="0s"), dict(flow, name="flow2", start=f"{second}s")],
+    }
+    # delta is not given for Fig. 8: 1 (eq. 3) and 0.9 (which makes beta = 0.9 * 250/300 = 0.75)
+    deltas = [1.0] if quick else FIG8_DELTAS
+    points = [{"flows[0].params.delta": d, "flows[1].params.delta": d} for d in deltas]
+    return SweepPlan(name=FIG8, base=doc, explicit_points=points, repetitions=1, seed=SEED)
+
+
+FIG8_DELTAS = [1.0, 0.9]
+
+
+def _fig8_all(sweep: Any) -> list[tuple[float, Any]]:
+    return sorted(((float(o.get("flows[0].params.delta", 1.0)), r) for o, r in point_runs(sweep).values()), key=lambda v: -v[0])
+
+
+def _fig8(sweep: Any) -> Any:
+    """The delta = 1 run (eq. 3)."""
+    return _fig8_all(sweep)[0][1]
+
+
+def rise_epochs(r: Any) -> tuple[int, float]:
+    """Congestion epochs (backoffs of flow 1 after the second flow starts) until the normalised gap
+    (w1 - w2) / (w1 + w2) falls to 10 % (the 90 % rise time of section VI), and the median beta."""
+    start = _second_start(r)
+    f = r.flows.pivot_table(index="time_s", columns="flow", values="cwnd_pkts").dropna()
+    f = f[f.index > start]
+    gap = (f[0] - f[1]) / (f[0] + f[1])
+    done = gap[gap <= 0.1]
+    end = float(done.index[0]) if not done.empty else float("inf")
+    m = r.cc_metrics
+    b = m[(m["flow"] == 0) & (m["name"] == "delay_backoffs")].set_index("time_s")["value"]
+    b = b[b.index > start]
+    epochs = int((b[b.index <= end].diff().fillna(0) > 0).sum()) if np.isfinite(end) else -1
+    betas = _backoff_betas(r)
+    return epochs, float(np.median(betas)) if betas.size else float("nan")
+
+
+def fig8_epochs_ours(sweep: Any) -> str:
+    parts = []
+    for delta, r in _fig8_all(sweep):
+        epochs, beta = rise_epochs(r)
+        predicted = np.log(0.1) / np.log(beta)
+        parts.append(f"delta {delta:g}: beta {beta:.2f}, {'>' if epochs < 0 else ''}{epochs if epochs >= 0 else 'run end'} epochs "
+                     f"(log 0.1 / log beta = {predicted:.1f})")
+    return "; ".join(parts)
+
+
+def fig8_epochs_verdict(sweep: Any) -> str:
+    bad = []
+    for delta, r in _fig8_all(sweep):
+        epochs, beta = rise_epochs(r)
+        predicted = np.log(0.1) / np.log(beta)
+        if epochs < 0 or abs(epochs - predicted) > max(3.0, 0.3 * predicted):
+            bad.append(f"delta {delta:g}: {epochs} vs {predicted:.1f}")
+    return "reproduced" if not bad else "differs: " + "; ".join(bad)
+
+
+def _second_start(result: Any) -> float:
+    return float(result.summary["start_s"].max())
+
+
+def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    runs = _fig8_all(sweep)
+    fig, axes = plt.subplots(len(runs), 1, figsize=(6, 2.4 * len(runs) + 0.6), dpi=100, sharex=True, squeeze=False)
+    for ax, (delta, r) in zip(axes[:, 0], runs):
+        for flow, rows in r.flows.groupby("flow"):
+            ax.plot(rows["time_s"], rows["cwnd_pkts"], lw=1, label=f"flow {flow + 1}")
+        epochs, beta = rise_epochs(r)
+        ax.set_title(f"delta {delta:g}: beta at backoff {beta:.2f}, {epochs} epochs to converge", fontsize=9)
+        ax.set_ylabel("cwnd (packets)")
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle("Leith Fig. 8: two flows, slow start off, 250 ms RTT and buffering", fontsize=10)
+    fig.tight_layout()
+    path = out_dir / "cwnd.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _backoff_betas(r: Any) -> np.ndarray:
+    """The beta applied at the last backoff, in every sample interval in which a backoff happened
+    (several backoffs in one 500 ms interval count once)."""
+    m = r.cc_metrics
+    out = []
+    for flow, rows in m.groupby("flow"):
+        p = rows.pivot_table(index="time_s", columns="name", values="value")
+        if "delay_backoffs" not in p or "backoff_beta" not in p:
+            continue
+        moved = (p["delay_backoffs"].diff().fillna(0) + p["loss_backoffs"].diff().fillna(0)) > 0
+        out.extend(p["backoff_beta"][moved].tolist())
+    return np.array(out, dtype=float)
+
+
+def fig8_beta_ours(sweep: Any) -> str:
+    b = _backoff_betas(_fig8(sweep))
+    if b.size == 0:
+        raise LookupError("no delay backoffs")
+    return f"median {np.median(b):.2f} (20th-80th {np.percentile(b, 20):.2f}-{np.percentile(b, 80):.2f}) over {b.size} backoffs"
+
+
+def fig8_beta_verdict(sweep: Any) -> str:
+    b = _backoff_betas(_fig8(sweep))
+    med = float(np.median(b))
+    return "reproduced" if abs(med - 0.75) <= 0.1 else f"differs: median beta {med:.2f}"
+
+
+def _fig8_share(sweep: Any) -> tuple[float, float]:
+    r = _fig8(sweep)
+    f = r.flows
+    end = float(f["time_s"].max())
+    tail = f[f["time_s"] > end - (end - _second_start(r)) / 3]
+    g = tail.groupby("flow")["goodput_bps"].mean()
+    return float(g.iloc[0]), float(g.iloc[-1])
+
+
+def fig8_fair_ours(sweep: Any) -> str:
+    a, b = _fig8_share(sweep)
+    jain = (a + b) ** 2 / (2 * (a * a + b * b))
+    return f"last third after the 2nd flow starts: {a / 1e6:.0f} vs {b / 1e6:.0f} Mbit/s (Jain {jain:.3f})"
+
+
+def fig8_fair_verdict(sweep: Any) -> str:
+    a, b = _fig8_share(sweep)
+    jain = (a + b) ** 2 / (2 * (a * a + b * b))
+    return "reproduced" if jain >= 0.95 else f"differs: Jain index {jain:.3f}"
+
+
+register(Experiment(
+    name=FIG8,
+    title="Delay-based AIMD: two flows with slow start off converge, beta adapts to about 0.75 (Leith 2007, Fig. 8)",
+    source=SOURCE + "; Section VI, Fig. 8",
+    description="Testbed set-up (Linux 2.6.17, dummynet): 500 Mbit/s, 250 ms RTT, 250 ms of buffering (10416 "
+                "packets of 1500 B), tau0 50 ms (the testbed value), two delay_aimd flows, the second starting at "
+                "100 s, slow start disabled; linux profile; 300 s. --quick: 50 Mbit/s, second flow at 40 s, 120 s.",
+    build_plan=fig8_plan,
+    draw_figures=fig8_figures,
+    paper_key="leith",
+    figure="Fig. 8",
+    claims=(
+        Claim("backoff factor beta at delay backoffs (delta 1)", "adapts to about 0.75", fig8_beta_ours, "Section VI, Fig. 8",
+              tolerance="median within 0.10 of 0.75", verdict=fig8_beta_verdict),
+        Claim("the two flows' goodput at the end", "converge", fig8_fair_ours, "Fig. 8",
+              tolerance="Jain index >= 0.95 over the last third", verdict=fig8_fair_verdict),
+        Claim("congestion epochs to converge (90 % rise time of the window gap)",
+              "about 7 epochs at beta 0.75, as log 0.1 / log beta predicts", fig8_epochs_ours, "Section VI, Fig. 8",
+              tolerance="within max(3, 30 %) of log 0.1 / log beta for the beta measured", verdict=fig8_epochs_verdict),
+    ),
+))
+
+
+# --- Fig. 2 -------------------------------------------------------------------------------------
+
+FIG2 = "leith_fig2"
+
+
+def fig2_plan(quick: bool = False) -> SweepPlan:
+    duration = 30 if quick else 60
+    doc = _ns_path(duration, [{"algorithm": "delay_aimd", "count": 1, "params": {"tau0_ms": 20, "delta": 1.0}}])
+    doc["run"]["measure"] = ["10s", f"{duration}s"]
+    return SweepPlan(name=FIG2, base=doc, repetitions=1, seed=SEED)
+
+
+def fig2_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    r = next(iter(point_runs(sweep).values()))[1]
+    f = r.flows[r.flows["flow"] == 0]
+    q = r.links[r.links["link"] == "bottleneck"]
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6, 4.2), dpi=100, sharex=True)
+    a1.plot(f["time_s"], f["cwnd_pkts"], lw=1)
+    a1.set_ylabel("cwnd (packets)")
+    a2.plot(q["time_s"], q["queue_pkts"], lw=1, color="tab:red")
+    a2.set_ylabel("queue (packets)")
+    a2.set_xlabel("time (s)")
+    a1.set_title("Leith Fig. 2: one flow, 50 Mbit/s, 120 ms, 400-packet queue, tau0 20 ms", fontsize=10)
+    fig.tight_layout()
+    path = out_dir / "cwnd_queue.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _fig2_run(sweep: Any):
+    return sweep.runs.iloc[0]
+
+
+register(Experiment(
+    name=FIG2,
+    title="Delay-based AIMD: the adaptive backoff keeps a single flow near capacity without filling the queue (Leith 2007, Fig. 2)",
+    source=SOURCE + "; Sections II-A to II-C, Fig. 2",
+    description="One delay_aimd flow, ns, 50 Mbit/s, 120 ms round trip, 400-packet queue, tau0 20 ms, delta 1 "
+                "(beta = RTTmin/RTT, eq. 3); ns-2 profile; 60 s, utilisation and queue over 10-60 s. --quick: 30 s.",
+    build_plan=fig2_plan,
+    draw_figures=fig2_figures,
+    paper_key="leith",
+    figure="Fig. 2",
+    claims=(
+        Claim("utilisation once beta has adapted (10 s to the end)", "close to capacity",
+              lambda s: f"{float(_fig2_run(s)['bottleneck_utilisation']) * 100:.1f} %", "Section II-C, Fig. 2",
+              tolerance=">= 95 %", verdict=lambda s: "reproduced" if float(_fig2_run(s)["bottleneck_utilisation"]) >= 0.95 else "differs"),
+        Claim("the queue never fills (backoff before the 400-packet buffer)", "backs off before the queue is full",
+              lambda s: f"{int(_fig2_run(s)['bottleneck_drops_queue'])} queue drops; 95th-percentile queueing delay "
+                        f"{float(_fig2_run(s)['bottleneck_qdelay_p95_ms']):.1f} ms", "Section II-A, Fig. 2",
+              tolerance="no queue drops", verdict=lambda s: "reproduced" if int(_fig2_run(s)["bottleneck_drops_queue"]) == 0 else "differs"),
+    ),
+))
