@@ -58,8 +58,8 @@ class Claim:
     paper: str
     ours: Callable[[Any], Any]
     where: str = ""
-    tolerance: str = ""
     verdict: Callable[[Any], "Verdict | str"] | None = None
+    tolerance: str = ""
 
     def judge(self, sweep: Any) -> Verdict:
         if self.verdict is None:
