@@ -1,0 +1,297 @@
+"""Binomial congestion control paper, Figs 6, 16 and 17: IIAD and SQRT against TCP on a RED bottleneck.
+
+Bansal & Balakrishnan, "Binomial congestion control algorithms", IEEE INFOCOM 2001 ([Bansal01] in
+``docs/bibliography.md``), Section 3: ns-2, n connections with identical round-trip propagation
+delay RTT through one bottleneck of rate b; RED with limit Q = b x RTT (1 KB packets), min_th 0.2 Q,
+max_th 0.8 Q, other constants ns-2's; flows start at U[0, 2] s; throughput from 10 s to 20 s; ten
+runs per point, mean with 95 % confidence intervals.
+
+* ``binomial_fig6`` (Section 3.2, Fig. 6): b = 1.5 Mbit/s, RTT 50-200 ms, n = 2: the throughput
+  ratio of two IIAD connections, and of one IIAD and one TCP connection ("~1 across RTTs").
+* ``binomial_fig16`` (Section 3.3, Fig. 16): b = 3 Mbit/s, RTT 50 ms, one TCP and one SQRT, SQRT's
+  beta swept; "little variation", TCP loses as beta -> 0 and SQRT as beta -> 1.
+* ``binomial_fig17`` (Section 3.5, Fig. 17): b = 50 Mbit/s, RTT 50 ms, n connections split equally
+  over k in {0, 0.25, 0.5, 0.75, 1} with l = 1 - k; Jain's index over all n ("close to 1").
+
+Choices where the paper is silent (docs/reproductions/binomial.md): the ns-2 profile (``Agent/TCP/
+Sack1``, no delayed ACK) for every flow and NewReno as "TCP/Reno"; binomial flows alpha 1, beta 0.6
+(the paper's values) also for the k-values of Fig. 17 (so its k = 0 flows are AIMD with beta 0.6, not
+TCP's 0.5); ns-2's first decrease halves (``first_decrease_halves``); Q rounded to whole packets and at
+least 4 packets; the receiver window raised to 16 MB (ns-2's ``window_`` of 20 packets would cap
+the flows); the RTT split as 2 x bottleneck one-way delay (access delays 0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ccsim.experiments.registry import Claim, Experiment, register
+from ccsim.sweep import SweepPlan
+
+SEED = 2001
+PKT_BYTES = 1000
+REPETITIONS = 10  # as the paper
+QUICK_REPETITIONS = 2
+FIG6_RTTS_MS = [50, 75, 100, 125, 150, 175, 200]
+QUICK_FIG6_RTTS_MS = [50, 200]
+FIG16_BETAS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+QUICK_FIG16_BETAS = [0.2, 0.6, 0.9]
+FIG17_KS = [0.0, 0.25, 0.5, 0.75, 1.0]
+FIG17_NS = [5, 10, 20, 40, 60]
+QUICK_FIG17_NS = [5]
+IIAD = {"preset": "iiad"}
+
+
+def red_queue(rate_bps: float, rtt_ms: float) -> dict[str, Any]:
+    """Section 3: Q = b x RTT in 1 KB packets, min_th 0.2 Q, max_th 0.8 Q."""
+    q = max(4, int(round(rate_bps * rtt_ms / 1000 / 8 / PKT_BYTES)))
+    return {"kind": "red", "limit": f"{q}pkt", "min_th": "20%", "max_th": "80%"}
+
+
+def flow(name: str, algorithm: str, params: dict[str, Any] | None = None, count: int = 1) -> dict[str, Any]:
+    f = {"name": name, "algorithm": algorithm, "count": count, "start": {"uniform": ["0s", "2s"]}}
+    if params:
+        f["params"] = dict(params)
+    return f
+
+
+def base_document(rate: str, rate_bps: float, rtt_ms: float, flows: list[dict[str, Any]], quick: bool = False) -> dict[str, Any]:
+    return {
+        "run": {"duration": "20s", "measure": ["10s", "20s"], "sample_interval": "100ms", "seed": SEED},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": rate, "bottleneck_delay": f"{rtt_ms / 2:g}ms",
+                     "queue": red_queue(rate_bps, rtt_ms)},
+        "tcp": {"profile": "ns2", "mss": f"{PKT_BYTES}B", "rwnd": "16MB"},  # ns-2 window_ 20 pkts would cap the flows
+        "flows": flows,
+    }
+
+
+# --- Fig. 6 -----------------------------------------------------------------------------------------
+
+def fig6_points(rtts: list[float]) -> list[dict[str, Any]]:
+    pts = []
+    for rtt in rtts:
+        for other in ("newreno", "binomial"):
+            pts.append({"topology.bottleneck_delay": f"{rtt / 2:g}ms", "topology.queue": red_queue(1.5e6, rtt),
+                        "flows[1].algorithm": other, "flows[1].params": {} if other == "newreno" else dict(IIAD),
+                        "flows[1].name": "tcp" if other == "newreno" else "iiad2"})
+    return pts
+
+
+def build_fig6(quick: bool = False) -> SweepPlan:
+    return SweepPlan(
+        name="binomial_fig6",
+        base=base_document("1.5Mbit", 1.5e6, 50, [flow("iiad", "binomial", IIAD), flow("tcp", "newreno")]),
+        explicit_points=fig6_points(QUICK_FIG6_RTTS_MS if quick else FIG6_RTTS_MS),
+        repetitions=QUICK_REPETITIONS if quick else REPETITIONS,
+        seed=SEED,
+    )
+
+
+def _pair_ratios(sweep: Any, x_column: str, x_of: Any) -> pd.DataFrame:
+    """Per run: x, the pair (the second flow's name), and the throughput ratio second/first."""
+    rows = []
+    for run_id, g in sweep.flows.groupby("run_id", sort=False):
+        g = g.reset_index(drop=True)
+        first = g[g["name"].astype(str).str.startswith(("iiad", "sqrt"))].iloc[0]
+        others = g[g.index != first.name]
+        second = others.iloc[0]
+        rows.append({"run_id": run_id, "x": x_of(g), "pair": str(second["name"]),
+                     "ratio": float(second["goodput_bps"]) / float(first["goodput_bps"]) if first["goodput_bps"] > 0 else np.inf})
+    return pd.DataFrame(rows)
+
+
+def _rtt_of(g: pd.DataFrame) -> float:
+    return float(str(g["topology.bottleneck_delay"].iloc[0]).strip('"').replace("ms", "")) * 2
+
+
+def fig6_table(sweep: Any) -> pd.DataFrame:
+    return _pair_ratios(sweep, "topology.bottleneck_delay", _rtt_of)
+
+
+def _ci_table(t: pd.DataFrame) -> pd.DataFrame:
+    """Mean, sample std and 95 % CI half-width of ``ratio`` per (pair, x)."""
+    def agg(s: pd.Series) -> pd.Series:
+        v = s.replace([np.inf], np.nan).dropna().to_numpy(float)
+        n = v.size
+        sd = float(v.std(ddof=1)) if n > 1 else 0.0
+        return pd.Series({"mean": float(v.mean()) if n else np.nan, "std": sd, "ci95": 1.96 * sd / np.sqrt(n) if n else np.nan, "n": n})
+    return t.groupby(["pair", "x"])["ratio"].apply(agg).unstack().reset_index()
+
+
+def _draw_ratio(table: pd.DataFrame, out: Path, xlabel: str, ylabel: str, title: str, filename: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for pair, g in table.groupby("pair"):
+        ax.errorbar(g["x"], g["mean"], yerr=g["ci95"], fmt="o-", capsize=3, label=pair)
+    ax.axhline(1.0, color="k", lw=0.5)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / filename
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def draw_fig6(sweep: Any, out_dir: Path) -> list[Path]:
+    t = _ci_table(fig6_table(sweep))
+    t.to_csv(out_dir / "fig6_ratios.csv", index=False, float_format="%.4g")
+    return [_draw_ratio(t, out_dir, "RTT (ms)", "throughput ratio other / IIAD", "IIAD vs TCP and vs IIAD, b = 1.5 Mbit/s (Fig. 6)",
+                        "fig6_ratio.png"), out_dir / "fig6_ratios.csv"]
+
+
+def ratio_band(table_of: Any, pair: str, lo: float, hi: float, what: str):
+    def ours(sweep: Any) -> str:
+        t = _ci_table(table_of(sweep))
+        t = t[t["pair"] == pair]
+        if t.empty:
+            raise LookupError(f"no {pair} runs in this sweep")
+        ok = bool(((t["mean"] >= lo) & (t["mean"] <= hi)).all())
+        parts = "; ".join(f"{x:g}: {m:.2f} +- {c:.2f}" for x, m, c in zip(t["x"], t["mean"], t["ci95"]))
+        return f"{what} {parts} | tolerance: mean in [{lo:g}, {hi:g}] at every point | {'HOLDS' if ok else 'FAILS'}"
+
+    return ours
+
+
+# --- Fig. 16 ----------------------------------------------------------------------------------------
+
+def build_fig16(quick: bool = False) -> SweepPlan:
+    betas = QUICK_FIG16_BETAS if quick else FIG16_BETAS
+    return SweepPlan(
+        name="binomial_fig16",
+        base=base_document("3Mbit", 3e6, 50, [flow("sqrt", "binomial", {"preset": "sqrt"}), flow("tcp", "newreno")]),
+        grid={"flows[0].params.beta": list(betas)},
+        repetitions=QUICK_REPETITIONS if quick else REPETITIONS,
+        seed=SEED,
+    )
+
+
+def fig16_table(sweep: Any) -> pd.DataFrame:
+    return _pair_ratios(sweep, "flows[0].params.beta", lambda g: float(g["flows[0].params.beta"].iloc[0]))
+
+
+def draw_fig16(sweep: Any, out_dir: Path) -> list[Path]:
+    t = _ci_table(fig16_table(sweep))
+    t.to_csv(out_dir / "fig16_ratios.csv", index=False, float_format="%.4g")
+    return [_draw_ratio(t, out_dir, "SQRT beta", "throughput ratio TCP / SQRT", "SQRT vs TCP, b = 3 Mbit/s, RTT 50 ms (Fig. 16)",
+                        "fig16_ratio.png"), out_dir / "fig16_ratios.csv"]
+
+
+def fig16_trend(sweep: Any) -> str:
+    t = _ci_table(fig16_table(sweep))
+    t = t[t["pair"] == "tcp"].sort_values("x")
+    lo, hi = t.iloc[0], t.iloc[-1]
+    ok = lo["mean"] < hi["mean"]
+    return (f"beta {lo['x']:g}: {lo['mean']:.2f}; beta {hi['x']:g}: {hi['mean']:.2f} | tolerance: TCP/SQRT lower at the smallest "
+            f"beta than at the largest | {'HOLDS' if ok else 'FAILS'}")
+
+
+# --- Fig. 17 ----------------------------------------------------------------------------------------
+
+def fig17_flows(n: int) -> list[dict[str, Any]]:
+    per = max(1, n // len(FIG17_KS))
+    return [flow(f"k{k:g}", "binomial", {"preset": "custom", "k": k, "l": 1 - k}, count=per) for k in FIG17_KS]
+
+
+def build_fig17(quick: bool = False) -> SweepPlan:
+    ns = QUICK_FIG17_NS if quick else FIG17_NS
+    return SweepPlan(
+        name="binomial_fig17",
+        base=base_document("50Mbit", 50e6, 50, fig17_flows(ns[0])),
+        explicit_points=[{f"flows[{i}].count": n // len(FIG17_KS) for i in range(len(FIG17_KS))} for n in ns],
+        repetitions=QUICK_REPETITIONS if quick else REPETITIONS,
+        seed=SEED,
+    )
+
+
+def fig17_table(sweep: Any) -> pd.DataFrame:
+    runs = sweep.runs
+    n = sweep.flows.groupby("run_id").size().rename("n")
+    t = runs.set_index("run_id")[["jain_index"]].join(n).reset_index()
+    return t.groupby("n")["jain_index"].agg(["mean", "std", "count"]).reset_index()
+
+
+def draw_fig17(sweep: Any, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = fig17_table(sweep)
+    t.to_csv(out_dir / "fig17_jain.csv", index=False, float_format="%.4g")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.errorbar(t["n"], t["mean"], yerr=1.96 * t["std"].fillna(0) / np.sqrt(t["count"]), fmt="o-", capsize=3)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("number of connections n (n/5 per k)")
+    ax.set_ylabel("Jain's fairness index (10-20 s)")
+    ax.set_title("k in {0, .25, .5, .75, 1}, l = 1 - k, b = 50 Mbit/s (Fig. 17)", fontsize=10)
+    fig.tight_layout()
+    path = out_dir / "fig17_jain.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return [path, out_dir / "fig17_jain.csv"]
+
+
+def fig17_claim(sweep: Any) -> str:
+    t = fig17_table(sweep)
+    ok = bool((t["mean"] >= 0.9).all())
+    parts = "; ".join(f"n = {n}: {m:.3f}" for n, m in zip(t["n"], t["mean"]))
+    return f"{parts} | tolerance: mean Jain >= 0.9 at every n | {'HOLDS' if ok else 'FAILS'}"
+
+
+SOURCE = "D. Bansal, H. Balakrishnan, \"Binomial congestion control algorithms\", IEEE INFOCOM 2001; Section 3"
+
+FIG6 = register(Experiment(
+    name="binomial_fig6",
+    title="IIAD vs TCP and vs IIAD over RTT 50-200 ms (Bansal & Balakrishnan 2001, Fig. 6)",
+    source=SOURCE,
+    description="Two flows (IIAD + NewReno, or IIAD + IIAD) on 1.5 Mbit/s with RED (Q = b x RTT), RTT 50-200 ms, ns-2 "
+                "profile, starts U[0, 2] s, throughput over 10-20 s, 10 runs per point; ratio other/IIAD, mean and 95 % CI.",
+    build_plan=build_fig6,
+    draw_figures=draw_fig6,
+    claims=(
+        Claim("IIAD is fair to TCP across RTT (TCP/IIAD)", "~1 at every RTT", ratio_band(fig6_table, "tcp", 0.67, 1.5, "TCP/IIAD"),
+              "Section 3.2, Fig. 6"),
+        Claim("IIAD is fair to IIAD across RTT", "~1 at every RTT", ratio_band(fig6_table, "iiad2", 0.67, 1.5, "IIAD/IIAD"),
+              "Section 3.2, Fig. 6"),
+    ),
+))
+
+FIG16 = register(Experiment(
+    name="binomial_fig16",
+    title="SQRT vs TCP as SQRT's beta varies (Bansal & Balakrishnan 2001, Fig. 16)",
+    source=SOURCE,
+    description="One SQRT and one NewReno flow on 3 Mbit/s, RTT 50 ms, RED (Q = b x RTT); SQRT beta 0.1-0.9; 10 runs per "
+                "point; throughput ratio TCP/SQRT over 10-20 s, mean and 95 % CI.",
+    build_plan=build_fig16,
+    draw_figures=draw_fig16,
+    claims=(
+        Claim("Little variation of TCP/SQRT with beta in the middle (0.3-0.7)", "~1",
+              lambda s: ratio_band(lambda sw: fig16_table(sw)[lambda t: (t['x'] >= 0.29) & (t['x'] <= 0.71)], "tcp", 0.67, 1.5,
+                                   "TCP/SQRT")(s), "Section 3.3, Fig. 16"),
+        Claim("TCP loses as beta -> 0, SQRT as beta -> 1", "ratio rises with beta", fig16_trend, "Section 3.3, Fig. 16"),
+    ),
+))
+
+FIG17 = register(Experiment(
+    name="binomial_fig17",
+    title="Five TCP-compatible binomial algorithms sharing 50 Mbit/s (Bansal & Balakrishnan 2001, Fig. 17)",
+    source=SOURCE,
+    description="n flows, n/5 each of k = 0, 0.25, 0.5, 0.75, 1 with l = 1 - k (alpha 1, beta 0.6), on 50 Mbit/s, RTT 50 ms, "
+                "RED (Q = b x RTT); Jain's index over 10-20 s, 10 runs per n.",
+    build_plan=build_fig17,
+    draw_figures=draw_fig17,
+    claims=(
+        Claim("Jain's index of the mix", "close to 1 at every n (tiny error bars)", fig17_claim, "Section 3.5, Fig. 17"),
+    ),
+))
