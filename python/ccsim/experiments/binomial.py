@@ -44,6 +44,7 @@ FIG17_KS = [0.0, 0.25, 0.5, 0.75, 1.0]
 FIG17_NS = [5, 10, 20, 40, 60]
 QUICK_FIG17_NS = [5]
 IIAD = {"preset": "iiad"}
+NS2_WINDOW = f"{20 * PKT_BYTES}B"  # sensitivity: ns-2's default window_ of 20 packets left in place
 
 
 def red_queue(rate_bps: float, rtt_ms: float) -> dict[str, Any]:
@@ -78,6 +79,10 @@ def fig6_points(rtts: list[float]) -> list[dict[str, Any]]:
             pts.append({"topology.bottleneck_delay": f"{rtt / 2:g}ms", "topology.queue": red_queue(1.5e6, rtt),
                         "flows[1].algorithm": other, "flows[1].params": {} if other == "newreno" else dict(IIAD),
                         "flows[1].name": "tcp" if other == "newreno" else "iiad2"})
+    # sensitivity: ns-2's default window_ of 20 packets left in place, at the longest RTT (where it binds)
+    rtt = max(rtts)
+    pts.append({"topology.bottleneck_delay": f"{rtt / 2:g}ms", "topology.queue": red_queue(1.5e6, rtt), "tcp.rwnd": NS2_WINDOW,
+                "flows[1].algorithm": "newreno", "flows[1].params": {}, "flows[1].name": "tcp_rwnd20"})
     return pts
 
 
@@ -208,16 +213,44 @@ def build_fig17(quick: bool = False) -> SweepPlan:
     return SweepPlan(
         name="binomial_fig17",
         base=base_document("50Mbit", 50e6, 50, fig17_flows(ns[0])),
-        explicit_points=[{f"flows[{i}].count": n // len(FIG17_KS) for i in range(len(FIG17_KS))} for n in ns],
+        explicit_points=[fig17_point(n, 0.6) for n in ns] + [fig17_point(ns[0] if quick else 20, 0.5),
+                                                           fig17_point(ns[0] if quick else 20, 0.6, late=True),
+                                                           dict(fig17_point(ns[0] if quick else 10, 0.6), **{"tcp.rwnd": NS2_WINDOW})],
         repetitions=QUICK_REPETITIONS if quick else REPETITIONS,
         seed=SEED,
     )
 
 
-def fig17_table(sweep: Any) -> pd.DataFrame:
-    runs = sweep.runs
-    n = sweep.flows.groupby("run_id").size().rename("n")
-    t = runs.set_index("run_id")[["jain_index"]].join(n).reset_index()
+LATE_WINDOW = ["80s", "100s"]  # sensitivity: the same mix measured after a long warm-up
+
+
+def fig17_point(n: int, beta: float, late: bool = False) -> dict[str, Any]:
+    """n flows, n/5 per k, every one with decrease factor ``beta`` (0.6 the paper's; 0.5 makes k = 0 TCP);
+    ``late``: run 100 s and measure over 80-100 s instead of the paper's 10-20 s."""
+    pt: dict[str, Any] = {"run.duration": "100s", "run.measure": list(LATE_WINDOW)} if late else {}
+    for i in range(len(FIG17_KS)):
+        pt[f"flows[{i}].count"] = n // len(FIG17_KS)
+        pt[f"flows[{i}].params.beta"] = beta
+    return pt
+
+
+def fig17_runs(sweep: Any) -> pd.DataFrame:
+    """Per run: n, beta, whether measured late (80-100 s) and Jain's index."""
+    flows = sweep.flows
+    n = flows.groupby("run_id").size().rename("n")
+    beta = flows.groupby("run_id")["flows[0].params.beta"].first().astype(float).rename("beta")
+    runs = sweep.runs.set_index("run_id")
+    late = (runs["measure_start_s"] > 10) if "measure_start_s" in runs else pd.Series(False, index=runs.index)
+    if "tcp.rwnd" in flows:
+        capped = flows.groupby("run_id")["tcp.rwnd"].first().notna() & (flows.groupby("run_id")["tcp.rwnd"].first().astype(str).str.strip('"') == NS2_WINDOW)
+    else:
+        capped = pd.Series(False, index=runs.index)
+    return runs[["jain_index"]].assign(late=late).join(capped.rename("rwnd20")).fillna({"rwnd20": False}).join(n).join(beta).reset_index()
+
+
+def fig17_table(sweep: Any, beta: float = 0.6, late: bool = False, rwnd20: bool = False) -> pd.DataFrame:
+    t = fig17_runs(sweep)
+    t = t[np.isclose(t["beta"], beta) & (t["late"] == late) & (t["rwnd20"].astype(bool) == rwnd20)]
     return t.groupby("n")["jain_index"].agg(["mean", "std", "count"]).reset_index()
 
 
@@ -227,8 +260,9 @@ def draw_fig17(sweep: Any, out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig17_runs(sweep).groupby(["rwnd20", "late", "beta", "n"])["jain_index"].agg(["mean", "std", "count"]).reset_index().to_csv(
+        out_dir / "fig17_jain.csv", index=False, float_format="%.4g")
     t = fig17_table(sweep)
-    t.to_csv(out_dir / "fig17_jain.csv", index=False, float_format="%.4g")
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.errorbar(t["n"], t["mean"], yerr=1.96 * t["std"].fillna(0) / np.sqrt(t["count"]), fmt="o-", capsize=3)
     ax.set_ylim(0, 1.05)
@@ -240,6 +274,39 @@ def draw_fig17(sweep: Any, out_dir: Path) -> list[Path]:
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return [path, out_dir / "fig17_jain.csv"]
+
+
+def fig17_beta_claim(sweep: Any) -> str:
+    half = fig17_table(sweep, 0.5)
+    if half.empty:
+        raise LookupError("no beta = 0.5 runs in this sweep")
+    n = int(half["n"].iloc[0])
+    six = fig17_table(sweep, 0.6)
+    six = six[six["n"] == n]
+    return (f"n = {n}: Jain {six['mean'].iloc[0]:.3f} with beta 0.6, {half['mean'].iloc[0]:.3f} with beta 0.5 "
+            "| SHOWN (no paper value)")
+
+
+def fig17_late_claim(sweep: Any) -> str:
+    late = fig17_table(sweep, 0.6, late=True)
+    if late.empty:
+        raise LookupError("no late-window runs in this sweep")
+    n = int(late["n"].iloc[0])
+    early = fig17_table(sweep, 0.6)
+    early = early[early["n"] == n]
+    return (f"n = {n}: Jain {early['mean'].iloc[0]:.3f} over 10-20 s, {late['mean'].iloc[0]:.3f} over 80-100 s "
+            "| SHOWN (no paper value)")
+
+
+def fig17_rwnd_claim(sweep: Any) -> str:
+    capped = fig17_table(sweep, 0.6, rwnd20=True)
+    if capped.empty:
+        raise LookupError("no rwnd = 20 packet runs in this sweep")
+    n = int(capped["n"].iloc[0])
+    free = fig17_table(sweep, 0.6)
+    free = free[free["n"] == n]
+    return (f"n = {n}: Jain {free['mean'].iloc[0]:.3f} with a 16 MB receiver window, {capped['mean'].iloc[0]:.3f} with ns-2's "
+            "default window_ of 20 packets | SHOWN (no paper value)")
 
 
 def fig17_claim(sweep: Any) -> str:
@@ -264,6 +331,9 @@ FIG6 = register(Experiment(
               "Section 3.2, Fig. 6"),
         Claim("IIAD is fair to IIAD across RTT", "~1 at every RTT", ratio_band(fig6_table, "iiad2", 0.67, 1.5, "IIAD/IIAD"),
               "Section 3.2, Fig. 6"),
+        Claim("Sensitivity: TCP/IIAD at the longest RTT with ns-2's window_ of 20 packets", "not stated",
+              lambda s: ratio_band(fig6_table, "tcp_rwnd20", 0.67, 1.5, "TCP/IIAD, rwnd 20 pkts")(s).replace("HOLDS", "SHOWN").replace("FAILS", "SHOWN"),
+              "Section 3 (window_ not given)"),
     ),
 ))
 
@@ -293,5 +363,11 @@ FIG17 = register(Experiment(
     draw_figures=draw_fig17,
     claims=(
         Claim("Jain's index of the mix", "close to 1 at every n (tiny error bars)", fig17_claim, "Section 3.5, Fig. 17"),
+        Claim("Sensitivity: beta 0.5 for every k (k = 0 is then TCP's AIMD)", "not stated", fig17_beta_claim,
+              "Section 3.5 (alpha, beta not given for Fig. 17)"),
+        Claim("Sensitivity: the measurement window (paper 10-20 s) vs 80-100 s", "not stated", fig17_late_claim,
+              "Section 3 (10-20 s window)"),
+        Claim("Sensitivity: ns-2's default receiver window (window_ 20 packets) left in place", "not stated", fig17_rwnd_claim,
+              "Section 3 (window_ not given)"),
     ),
 ))
