@@ -246,10 +246,10 @@ def write_table(sweep: Any, out_dir: Path) -> Path:
 # ---------------------------------------------------------------------------------------------------
 # Claims: each ``ours`` returns the measured value, the tolerance and the verdict in one line.
 
-def _at(sweep: Any, variant: str, rate: float | None) -> pd.Series:
-    """Mean over the repetitions of ``variant`` at ``rate`` (None: the one rate it was run at)."""
+def _at(sweep: Any, variant: str, rate: float) -> pd.Series:
+    """Mean over the repetitions of ``variant`` at ``rate``."""
     t = run_table(sweep)
-    sub = t[(t["variant"] == variant) & (np.isclose(t["rate_mbit"], rate) if rate is not None else True)]
+    sub = t[(t["variant"] == variant) & np.isclose(t["rate_mbit"], rate)]
     if sub.empty:
         raise LookupError(f"no {variant} run at {rate:g} Mbit/s in this sweep")
     return sub.mean(numeric_only=True)
@@ -288,19 +288,22 @@ def loss_ratio_claim(variant: str, holds: Any, tolerance: str):
 
 
 def sensitivity_claim(pairs: list[tuple[str, str]]):
-    """Shows variants at the sensitivity rate side by side (no paper value: a verdict of SHOWN)."""
+    """Variants side by side at the rate of the sensitivity points (the rate the variants run at only
+    once); no paper value, so the verdict is SHOWN."""
 
     def ours(sweep: Any) -> str:
+        t = run_table(sweep)
+        single = [v for _, v in pairs if t[t["variant"] == v]["rate_mbit"].nunique() == 1]
+        if not single:
+            raise LookupError("no sensitivity runs in this sweep")
+        rate = float(t[t["variant"] == single[0]]["rate_mbit"].iloc[0])
         parts = []
         for label, v in pairs:
             try:
-                row = _at(sweep, v, None)
+                row = _at(sweep, v, rate)
             except LookupError:
                 continue
-            rate = row["rate_mbit"]
             parts.append(f"{label}: TCP/delay {row['tcp_over_delay']:.2f}, Jain {row['jain']:.2f}, loss {row['loss_rate'] * 100:.3f} %")
-        if not parts:
-            raise LookupError("no sensitivity runs in this sweep")
         return f"at {rate:g} Mbit/s: " + "; ".join(parts) + " | SHOWN (no paper value)"
 
     return ours
