@@ -59,7 +59,7 @@ def test_budzisz_full_plans_are_table_one():
     tcp = resolved["flows"][0]["traffic"]["tcp"]
     assert tcp["mss_bytes"] == 960 and tcp["send_jitter_ns"] == 125_000
     hd = [p for p in experiments.get("budzisz_fig8").plan().explicit_points if p["flows[0].algorithm"] == "hd"]
-    assert sorted({p["flows[0].params"]["p_max"] for p in hd}) == [0.02, 0.05, 0.1]
+    assert sorted({p["flows[0].params"]["p_max"] for p in hd}) == [0.005, 0.01, 0.02, 0.05, 0.1]
 
 
 def test_budzisz_fig3_quick_reads_p_prime_both_ways(quick):

@@ -1,8 +1,8 @@
 """Coexistence paper, Figs 3-4 (mPERT) and Figs 8-9 (HD): 20 delay-based + 10 NewReno flows on a
 10-100 Mbit/s bottleneck, and the loss rate against 30 NewReno flows.
 
-Budzisz, Stanojevic, Shorten, Baker, "On the fair coexistence of loss- and delay-based TCP",
-IEEE/ACM ToN 2011 (IWQoS 2009 version; [Budzisz09] in ``docs/bibliography.md``), Section II-A
+Budzisz, Stanojevic, Schlote, Shorten, Baker, "On the fair coexistence of loss- and delay-based TCP",
+2009 preprint, IEEE/ACM ToN 2011 ([Budzisz09] in ``docs/bibliography.md``), Section II-A
 (mPERT, Figs 3-4), Section III-B (HD, Figs 8-9) and Table I: 30 flows on a dumbbell, access links
 100 Mbit/s with one-way delay U[5, 30] ms per flow, bottleneck 10/40/70/100 Mbit/s with 5 ms one-way
 delay, drop-tail queue 500 x (rate / 40 Mbit/s) packets, T_min = delta_min = 5 ms, T_max = delta_th
@@ -11,7 +11,7 @@ delay, drop-tail queue 500 x (rate / 40 Mbit/s) packets, T_min = delta_min = 5 m
 What the paper leaves out, and what we chose (docs/reproductions/budzisz.md has the sensitivity):
 
 * p_max of HD and mPERT: 0.05, PERT's default (the paper says the HD parameters follow the RED rules
-  and "correspond to" mPERT's); HD is also run with 0.02 and 0.10 at 40 Mbit/s.
+  and "correspond to" mPERT's); HD is also run with 0.005, 0.01, 0.02 and 0.10 at 40 Mbit/s.
 * start times: U[0, 2] s (not stated; the usual ns-2 practice).
 * host send jitter: the ns-2 profile has none (``overhead_`` 0), and with equal-rate access paths 30
   NewReno flows then lock in phase. The main runs use 125 us (the freebsd9/linux default), the
@@ -48,7 +48,7 @@ N_DELAY, N_TCP = 20, 10
 MSS_BYTES = 960  # Table I: MTU 1000 B, payload 960 B
 JITTER = "125us"
 P_MAX = 0.05  # PERT's default; unstated in the paper
-HD_P_MAX_SWEEP = [0.02, 0.05, 0.10]
+HD_P_MAX_SWEEP = [0.005, 0.01, 0.02, 0.05, 0.10]
 SENSITIVITY_RATE_MBIT = 40
 RWND = "16MB"  # ns-2's window_ of 20 packets would cap every flow; the paper's flows are not receiver-limited
 
@@ -196,8 +196,9 @@ def draw_throughput(sweep: Any, out_dir: Path, variants: list[str], filename: st
         sub = t[t["variant"] == v].groupby("rate_mbit").mean(numeric_only=True).reindex(rates)
         if sub["delay_mbit"].isna().all():
             continue
-        ax.bar(x + i * width, sub["delay_mbit"], width, label=f"{v}: delay-based flows")
-        ax.bar(x + (i + 1) * width, sub["tcp_mbit"], width, label=f"{v}: NewReno flows")
+        first, second = ("20 NewReno of the 30", "other 10 NewReno") if v.startswith("tcp30") else ("delay-based flows", "NewReno flows")
+        ax.bar(x + i * width, sub["delay_mbit"], width, label=f"{v}: {first}")
+        ax.bar(x + (i + 1) * width, sub["tcp_mbit"], width, label=f"{v}: {second}")
         i += 2
     fair = np.array(rates) / 30
     ax.plot(x + 0.4 - width / 2, fair, "k_", markersize=30, label="fair share (rate / 30)")
@@ -309,8 +310,8 @@ def sensitivity_claim(pairs: list[tuple[str, str]]):
     return ours
 
 
-SOURCE = ("L. Budzisz, R. Stanojevic, R. Shorten, F. Baker, \"On the fair coexistence of loss- and delay-based TCP\", "
-          "IWQoS 2009 / IEEE/ACM ToN 2011; Section II-A, Section III-B, Table I")
+SOURCE = ("L. Budzisz, R. Stanojevic, A. Schlote, R. Shorten, F. Baker, \"On the fair coexistence of loss- and delay-based "
+          "TCP\", Hamilton Institute preprint 2009, IEEE/ACM ToN 19(6) 2011; Section II-A, Section III-B, Table I")
 
 
 def build_fig3(quick: bool = False) -> SweepPlan:
@@ -368,7 +369,7 @@ FIG8 = register(Experiment(
     title="Coexistence: 20 HD + 10 NewReno, 10-100 Mbit/s (Budzisz et al. 2009, Figs 8-9)",
     source=SOURCE,
     description="As budzisz_fig3 with HD (delta_min 5 ms, delta_th 20 ms, delta_max from 100 ms, p_max 0.05) in place "
-                "of mPERT; at 40 Mbit/s also p_max 0.02 and 0.10 (the paper does not give p_max) and no send jitter.",
+                "of mPERT; at 40 Mbit/s also p_max 0.005, 0.01, 0.02 and 0.10 (the paper does not give p_max) and no send jitter.",
     build_plan=build_fig8,
     draw_figures=draw_fig8,
     claims=(
@@ -377,7 +378,8 @@ FIG8 = register(Experiment(
         Claim("Fig. 9: loss rate of 20 HD + 10 TCP vs 30 TCP", "not significantly higher",
               loss_ratio_claim("hd", lambda x: x <= 2, "<= 2x at every rate"), "Section III-B.3, Fig. 9"),
         Claim("Sensitivity: HD p_max (unstated) and send jitter", "not stated",
-              sensitivity_claim([("p_max 0.02", "hd_pmax0.02"), ("p_max 0.05", "hd"), ("p_max 0.1", "hd_pmax0.1"),
+              sensitivity_claim([("p_max 0.005", "hd_pmax0.005"), ("p_max 0.01", "hd_pmax0.01"), ("p_max 0.02", "hd_pmax0.02"),
+                                 ("p_max 0.05", "hd"), ("p_max 0.1", "hd_pmax0.1"),
                                  ("p_max 0.05, no jitter", "hd_nojitter"), ("30 NewReno, no jitter", "tcp30_nojitter")]),
               "Section III-B.1 (p_max by RED rules, value not given)"),
     ),
