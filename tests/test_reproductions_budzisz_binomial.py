@@ -119,3 +119,18 @@ def test_binomial_quick_reproductions(quick):
     early = binomial.fig17_table(fig17)["mean"].iloc[0]
     late = binomial.fig17_table(fig17, late=True)["mean"].iloc[0]
     assert late > early + 0.1  # the paper's 10-20 s window still holds the start-up transient of the k = 1 flows
+
+
+def test_budzisz_fluid_quick_sets_the_model_beside_the_runs(quick):
+    from ccsim.experiments.budzisz_fluid import comparison
+
+    out, sweep = quick("budzisz_fluid")
+    rows = claims(out)
+    assert len(rows) == 2 and all(VERDICT.search(ours) for _, ours in rows), rows
+    t = comparison(sweep).set_index("rate_mbit")
+    # 30 flows on 10 Mbit/s: p*(delta_th) > p_max, no equilibrium, the queue is loss-driven (Theorem 1 (iii))
+    assert np.isnan(t.loc[10.0, "fluid_delta1_ms"]) and t.loc[10.0, "measured_qdelay_ms"] > 50
+    # 40 Mbit/s: a stable equilibrium in region A, and the packet-level queue sits near it
+    assert 5 < t.loc[40.0, "fluid_delta1_ms"] < 20
+    assert abs(t.loc[40.0, "measured_qdelay_ms"] - t.loc[40.0, "fluid_delta1_ms"]) < 5
+    assert (out / "fluid_equilibria.png").is_file()

@@ -26,6 +26,7 @@ from ccsim.experiments.registry import EXPERIMENT_FILE, Claim, Experiment, all_e
 from ccsim.experiments import chd_loss_sweep as _chd_loss_sweep  # noqa: F401  isort: skip
 from ccsim.experiments import red_vs_droptail as _red_vs_droptail  # noqa: F401  isort: skip
 from ccsim.experiments import budzisz as _budzisz  # noqa: F401  isort: skip
+from ccsim.experiments import budzisz_fluid as _budzisz_fluid  # noqa: F401  isort: skip
 from ccsim.experiments import binomial as _binomial  # noqa: F401  isort: skip
 
 __all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "scenario_with", "rows_at", "EXPERIMENT_FILE"]

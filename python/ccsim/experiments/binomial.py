@@ -128,10 +128,10 @@ def _ci_table(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def _draw_ratio(table: pd.DataFrame, out: Path, xlabel: str, ylabel: str, title: str, filename: str) -> Path:
-    import matplotlib
+    import matplotlib  # lazy: start-up time (matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for pair, g in table.groupby("pair"):
@@ -255,10 +255,10 @@ def fig17_table(sweep: Any, beta: float = 0.6, late: bool = False, rwnd20: bool 
 
 
 def draw_fig17(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib
+    import matplotlib  # lazy: start-up time (matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
 
     fig17_runs(sweep).groupby(["rwnd20", "late", "beta", "n"])["jain_index"].agg(["mean", "std", "count"]).reset_index().to_csv(
         out_dir / "fig17_jain.csv", index=False, float_format="%.4g")

@@ -181,10 +181,10 @@ def _window_s(sweep: Any, run_id: Any) -> float:
 
 
 def draw_throughput(sweep: Any, out_dir: Path, variants: list[str], filename: str, title: str) -> Path:
-    import matplotlib
+    import matplotlib  # lazy: start-up time (matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
 
     t = run_table(sweep)
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -214,10 +214,10 @@ def draw_throughput(sweep: Any, out_dir: Path, variants: list[str], filename: st
 
 
 def draw_loss(sweep: Any, out_dir: Path, variants: list[str], filename: str, title: str) -> Path:
-    import matplotlib
+    import matplotlib  # lazy: start-up time (matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
 
     t = run_table(sweep)
     fig, ax = plt.subplots(figsize=(6, 4))
