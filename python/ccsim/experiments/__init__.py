@@ -8,7 +8,7 @@ report. ``ccsim reproduce NAME`` runs one (:func:`ccsim.reproduce.reproduce`)::
 
     >>> from ccsim import experiments
     >>> experiments.names()
-    ['chd_loss_sweep', 'red_vs_droptail']
+    ['binomial_fig16', 'binomial_fig17', 'binomial_fig6', 'budzisz_fig3', 'budzisz_fig8', 'budzisz_fluid', 'chd_loss_sweep', 'red_vs_droptail']
     >>> from ccsim.reproduce import reproduce
     >>> reproduce("chd_loss_sweep", out="runs/chd", quick=True)
 
