@@ -159,25 +159,11 @@ def run_table(sweep: Any) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     table["tcp_over_delay"] = table["tcp_mbit"] / table["delay_mbit"]
     runs = sweep.runs.set_index("run_id")
-    drops = runs["bottleneck_drops_queue"] + runs.get("bottleneck_drops_random", 0)
-    util = runs["bottleneck_utilisation"]
-    rate = runs["bottleneck_rate_bps"]
-    # packets sent over the summary window ~ departures + drops; departures = util * rate * window / (8 * pkt)
-    window = table.set_index("run_id").index.map(lambda r: _window_s(sweep, r))
-    dep = (util.reindex(table["run_id"]).to_numpy() * rate.reindex(table["run_id"]).to_numpy() * np.asarray(window, float)
-           / (8 * (MSS_BYTES + 40)))
-    d = drops.reindex(table["run_id"]).to_numpy(float)
-    table["loss_rate"] = d / (dep + d)
+    links = sweep.links
+    bottleneck = links[links["link"] == "bottleneck"].set_index("run_id")
+    table["loss_rate"] = bottleneck["loss_rate"].reindex(table["run_id"]).to_numpy(float)  # drops / arrivals, summary window
     table["qdelay_ms"] = runs["bottleneck_qdelay_mean_ms"].reindex(table["run_id"]).to_numpy(float)
     return table
-
-
-def _window_s(sweep: Any, run_id: Any) -> float:
-    runs = sweep.runs.set_index("run_id")
-    for a, b in (("measure_end_s", "measure_start_s"),):
-        if a in runs and b in runs:
-            return float(runs.loc[run_id, a] - runs.loc[run_id, b])
-    return DURATION_S / 2
 
 
 def draw_throughput(sweep: Any, out_dir: Path, variants: list[str], filename: str, title: str) -> Path:
