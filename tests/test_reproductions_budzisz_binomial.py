@@ -134,3 +134,22 @@ def test_budzisz_fluid_quick_sets_the_model_beside_the_runs(quick):
     assert 5 < t.loc[40.0, "fluid_delta1_ms"] < 20
     assert abs(t.loc[40.0, "measured_qdelay_ms"] - t.loc[40.0, "fluid_delta1_ms"]) < 5
     assert (out / "fluid_equilibria.png").is_file()
+
+
+def test_budzisz_onoff_quick_periods(quick):
+    from ccsim.experiments.budzisz_onoff import periods
+
+    for name in ("budzisz_fig5", "budzisz_fig10"):
+        out, _ = quick(name)
+        rows = claims(out)
+        assert len(rows) == 3 and all(VERDICT.search(ours) for _, ours in rows), (name, rows)
+    _, fig10 = quick("budzisz_fig10")
+    t = periods(fig10).set_index(["variant", "period"])
+    # HD alone stays in region A, the NewReno flow drives the queue up, and it falls back once it has left
+    assert t.loc[("hd", "before"), "qdelay_ms"] < 20 and t.loc[("hd", "after"), "qdelay_ms"] < 20
+    assert t.loc[("hd", "on"), "qdelay_ms"] > 40
+    assert t.loc[("hd", "on"), "tcp_share"] > 2 and t.loc[("hd", "before"), "tcp_share"] == 0  # the flow is off then
+    _, fig5 = quick("budzisz_fig5")
+    t5 = periods(fig5).set_index(["variant", "period"])
+    # mPERT (realised) stays in compete mode with a full queue after the NewReno flow has gone
+    assert t5.loc[("mpert", "after"), "qdelay_ms"] > 50 > t5.loc[("mpert", "before"), "qdelay_ms"]

@@ -27,6 +27,7 @@ from ccsim.experiments import chd_loss_sweep as _chd_loss_sweep  # noqa: F401  i
 from ccsim.experiments import red_vs_droptail as _red_vs_droptail  # noqa: F401  isort: skip
 from ccsim.experiments import budzisz as _budzisz  # noqa: F401  isort: skip
 from ccsim.experiments import budzisz_fluid as _budzisz_fluid  # noqa: F401  isort: skip
+from ccsim.experiments import budzisz_onoff as _budzisz_onoff  # noqa: F401  isort: skip
 from ccsim.experiments import binomial as _binomial  # noqa: F401  isort: skip
 
 __all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "scenario_with", "rows_at", "EXPERIMENT_FILE"]
