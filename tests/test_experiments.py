@@ -15,7 +15,7 @@ from ccsim.cli import cli
 from ccsim.errors import CcsimError
 from ccsim.experiments import Claim, Experiment
 
-SHIPPED = ["chd_loss_sweep", "red_vs_droptail", "budzisz_fig3", "budzisz_fig5", "budzisz_fig8", "budzisz_fig10", "budzisz_fluid", "binomial_fig6", "binomial_fig16", "binomial_fig17"]
+SHIPPED = ["chd_loss_sweep", "red_vs_droptail", "budzisz_fig3", "budzisz_fig5", "budzisz_fig8", "budzisz_fig10", "budzisz_fluid", "binomial_fig5", "binomial_fig6", "binomial_fig16", "binomial_fig17", "binomial_fig20"]
 
 
 @pytest.fixture(scope="module")

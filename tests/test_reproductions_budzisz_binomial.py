@@ -153,3 +153,20 @@ def test_budzisz_onoff_quick_periods(quick):
     t5 = periods(fig5).set_index(["variant", "period"])
     # mPERT (realised) stays in compete mode with a full queue after the NewReno flow has gone
     assert t5.loc[("mpert", "after"), "qdelay_ms"] > 50 > t5.loc[("mpert", "before"), "qdelay_ms"]
+
+
+def test_binomial_fig5_and_fig20_quick(quick):
+    from ccsim.experiments import binomial
+
+    for name in ("binomial_fig5", "binomial_fig20"):
+        out, _ = quick(name)
+        rows = claims(out)
+        assert rows and all(VERDICT.search(ours) for _, ours in rows), (name, rows)
+    _, fig5 = quick("binomial_fig5")
+    means = binomial.fig5_table(fig5).groupby("pair")["ratio"].mean()
+    assert means["k + l = 0.5"] < means["k + l = 1"] < means["k + l = 1.5"]  # the k + l rule's ordering
+    _, fig20 = quick("binomial_fig20")
+    t = binomial.fig20_table(fig20).groupby("queue").mean(numeric_only=True)
+    # drop-tail: IIAD grabs the buffer and NewReno sees the drops; RED equalises the drop rates
+    assert t.loc["drop-tail", "iiad_over_tcp"] > 2 * t.loc["RED", "iiad_over_tcp"]
+    assert t.loc["drop-tail", "loss_tcp"] > 3 * t.loc["drop-tail", "loss_iiad"]

@@ -371,3 +371,165 @@ FIG17 = register(Experiment(
               "Section 3 (window_ not given)"),
     ),
 ))
+
+
+# --- Fig. 5 -----------------------------------------------------------------------------------------
+
+FIG5_KS = [0.0, 0.25, 0.5, 0.75, 1.0]
+QUICK_FIG5_KS = [0.0, 1.0]
+FIG5_SUMS = [0.5, 1.0, 1.5]  # k + l below, at and above the TCP-friendly line
+
+
+def build_fig5(quick: bool = False) -> SweepPlan:
+    """One NewReno and one binomial (k, l = s - k) flow, b = 3 Mbit/s, RTT 50 ms, RED; alpha 1, beta 0.6."""
+    points = []
+    for s in FIG5_SUMS:
+        for k in QUICK_FIG5_KS if quick else FIG5_KS:
+            params = {"preset": "custom", "k": k, "l": round(s - k, 6), "allow_unstable_l": True}
+            points.append({"flows[0].params": params, "flows[0].name": f"s{s:g}"})
+    return SweepPlan(
+        name="binomial_fig5",
+        base=base_document("3Mbit", 3e6, 50, [flow("s1", "binomial", {"preset": "custom", "k": 0.0, "l": 1.0}), flow("tcp", "newreno")]),
+        explicit_points=points,
+        repetitions=QUICK_REPETITIONS if quick else REPETITIONS,
+        seed=SEED,
+    )
+
+
+def fig5_table(sweep: Any) -> pd.DataFrame:
+    """Per run: k + l (the binomial flow's name), k, and TCP / binomial throughput."""
+    rows = []
+    for run_id, g in sweep.flows.groupby("run_id", sort=False):
+        names = g["name"].astype(str)
+        binomial = g[names.str.startswith("s")].iloc[0]
+        tcp = g[names == "tcp"].iloc[0]
+        params = g["flows[0].params"].iloc[0]
+        k = float(params["k"]) if isinstance(params, dict) else float(__import__("json").loads(params)["k"])
+        rows.append({"run_id": run_id, "pair": f"k + l = {str(binomial['name'])[1:]}", "x": k,
+                     "ratio": float(tcp["goodput_bps"]) / float(binomial["goodput_bps"]) if binomial["goodput_bps"] > 0 else np.inf})
+    return pd.DataFrame(rows)
+
+
+def draw_fig5(sweep: Any, out_dir: Path) -> list[Path]:
+    t = _ci_table(fig5_table(sweep))
+    t.to_csv(out_dir / "fig5_ratios.csv", index=False, float_format="%.4g")
+    return [_draw_ratio(t, out_dir, "k", "throughput ratio TCP / binomial", "TCP vs binomial (k, l), b = 3 Mbit/s, RTT 50 ms (Fig. 5)",
+                        "fig5_ratio.png"), out_dir / "fig5_ratios.csv"]
+
+
+def fig5_claim(sweep: Any) -> str:
+    t = _ci_table(fig5_table(sweep))
+    dev = t.assign(dev=np.abs(np.log(t["mean"]))).groupby("pair")["dev"].mean()
+    best = dev.idxmin()
+    means = t.groupby("pair")["mean"].mean()
+    ok = best == "k + l = 1" and means.get("k + l = 0.5", np.inf) < 1 < means.get("k + l = 1.5", 0)
+    parts = "; ".join(f"{p}: mean ratio {means[p]:.2f}, mean |ln ratio| {dev[p]:.2f}" for p in dev.index)
+    return (f"{parts} | tolerance: k + l = 1 closest to 1, k + l = 0.5 below 1, k + l = 1.5 above 1 "
+            f"| {'HOLDS' if ok else 'FAILS'}")
+
+
+# --- Fig. 20 ----------------------------------------------------------------------------------------
+
+# Host send jitter: the ns-2 profile's 0, the freebsd9/linux 125 us, and one packet time at 3 Mbit/s
+# (2.7 ms, the size of the random overhead_ ns-2 users add against phase effects).
+FIG20_JITTERS = ["0s", "125us", "2.7ms"]
+
+
+def droptail_queue(rate_bps: float, rtt_ms: float) -> str:
+    """Section 4: a drop-tail buffer of b x RTT (1 KB packets)."""
+    return f"{max(4, int(round(rate_bps * rtt_ms / 1000 / 8 / PKT_BYTES)))}pkt"
+
+
+def build_fig20(quick: bool = False) -> SweepPlan:
+    """One NewReno and one IIAD flow, b = 3 Mbit/s, RTT 50 ms, drop-tail b x RTT against RED; 100 s,
+    measured over 20-100 s (the paper shows a time series without a window)."""
+    doc = base_document("3Mbit", 3e6, 50, [flow("iiad", "binomial", IIAD), flow("tcp", "newreno")])
+    doc["run"].update({"duration": "40s" if quick else "100s", "measure": ["10s", "40s"] if quick else ["20s", "100s"]})
+    return SweepPlan(
+        name="binomial_fig20",
+        base=doc,
+        grid={"topology.queue": [droptail_queue(3e6, 50), red_queue(3e6, 50)], "tcp.send_jitter": list(FIG20_JITTERS)},
+        repetitions=QUICK_REPETITIONS if quick else REPETITIONS,
+        seed=SEED,
+    )
+
+
+def fig20_table(sweep: Any) -> pd.DataFrame:
+    rows = []
+    for run_id, g in sweep.flows.groupby("run_id", sort=False):
+        q = g["topology.queue"].iloc[0]
+        kind = "RED" if "red" in str(q).lower() else "drop-tail"
+        jitter = str(g["tcp.send_jitter"].iloc[0]).strip('"')
+        if jitter != "0s":
+            kind += f", jitter {jitter}"  # sensitivity: the ns-2 profile's send jitter is 0
+        by = g.set_index(g["name"].astype(str))
+        rows.append({"run_id": run_id, "queue": kind, "iiad_over_tcp": float(by.loc["iiad", "goodput_bps"]) / float(by.loc["tcp", "goodput_bps"]),
+                     "loss_iiad": float(by.loc["iiad", "loss_rate"]), "loss_tcp": float(by.loc["tcp", "loss_rate"])})
+    return pd.DataFrame(rows)
+
+
+def draw_fig20(sweep: Any, out_dir: Path) -> list[Path]:
+    import matplotlib  # lazy: start-up time (matplotlib)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+
+    import ccsim  # lazy: the window time series comes from one run (the sweep keeps summaries only)
+    from ccsim.scenario import Scenario  # lazy: as above
+
+    t = fig20_table(sweep)
+    t.drop(columns="run_id").groupby("queue").agg(["mean", "std"]).to_csv(out_dir / "fig20_summary.csv", float_format="%.4g")
+    doc = dict(sweep.plan.base)
+    doc["topology"] = dict(doc["topology"], queue=droptail_queue(3e6, 50))
+    result = ccsim.run(Scenario.from_dict(doc), seed=SEED)
+    f = result.flows
+    names = result.summary.set_index("flow")["name"]
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    for flow_id, g in f.groupby("flow"):
+        ax1.plot(g["time_s"], g["cwnd_pkts"], lw=0.8, label=str(names.get(flow_id, flow_id)))
+    b = result.links[result.links["link"] == "bottleneck"]
+    ax2.plot(b["time_s"], b["queue_pkts"], lw=0.8, color="k")
+    ax1.set_ylabel("cwnd (packets)")
+    ax2.set_ylabel("bottleneck queue (packets)")
+    ax2.set_xlabel("time (s)")
+    ax1.set_title("NewReno and IIAD, drop-tail b x RTT, b = 3 Mbit/s, RTT 50 ms (Fig. 20)", fontsize=10)
+    ax1.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_dir / "fig20_window_queue.png", dpi=90)
+    plt.close(fig)
+    return [out_dir / "fig20_window_queue.png", out_dir / "fig20_summary.csv"]
+
+
+def fig20_claim(sweep: Any) -> str:
+    m = fig20_table(sweep).groupby("queue").mean(numeric_only=True)
+    dt = m.loc["drop-tail"]
+    ok = dt["iiad_over_tcp"] > 1.2 and dt["loss_tcp"] > dt["loss_iiad"]
+    others = "".join(f"; {q}: IIAD/TCP {m.loc[q, 'iiad_over_tcp']:.2f}" for q in m.index if q != "drop-tail")
+    return (f"drop-tail: IIAD/TCP {dt['iiad_over_tcp']:.2f}, loss IIAD {dt['loss_iiad'] * 100:.2f} % vs TCP {dt['loss_tcp'] * 100:.2f} %{others} "
+            f"| tolerance: IIAD/TCP > 1.2 and TCP's loss rate above IIAD's with drop-tail | {'HOLDS' if ok else 'FAILS'}")
+
+
+FIG5 = register(Experiment(
+    name="binomial_fig5",
+    title="TCP vs binomial (k, l) for k + l = 0.5, 1, 1.5 (Bansal & Balakrishnan 2001, Fig. 5)",
+    source=SOURCE + ", Section 3.1, Fig. 5",
+    description="One NewReno and one binomial flow (k in 0-1, l = s - k for s = 0.5, 1, 1.5; alpha 1, beta 0.6) on 3 Mbit/s, "
+                "RTT 50 ms, RED (Q = b x RTT); throughput ratio TCP/binomial over 10-20 s, 10 runs per point.",
+    build_plan=build_fig5,
+    draw_figures=draw_fig5,
+    claims=(Claim("The k + l rule: TCP/binomial closest to 1 for k + l = 1; binomial gains below, loses above", "Fig. 5",
+                  fig5_claim, "Section 3.1, Fig. 5"),),
+))
+
+FIG20 = register(Experiment(
+    name="binomial_fig20",
+    title="IIAD vs TCP through a drop-tail gateway (Bansal & Balakrishnan 2001, Fig. 20)",
+    source=SOURCE + ", Section 4, Fig. 20",
+    description="One NewReno and one IIAD flow on 3 Mbit/s, RTT 50 ms, drop-tail of b x RTT (19 packets) against RED, "
+                "each with send jitter 0 (ns-2), 125 us and 2.7 ms (one packet time); 100 s, measured over 20-100 s, 10 runs; window and queue time "
+                "series of one drop-tail run.",
+    build_plan=build_fig20,
+    draw_figures=draw_fig20,
+    claims=(Claim("Drop-tail: IIAD takes more than its share, TCP sees the higher drop rate", "IIAD grabs more; unequal drop rates",
+                  fig20_claim, "Section 4, Fig. 20"),),
+))
