@@ -43,7 +43,7 @@ def test_reproduce_all_quick_writes_every_claims_table(core, tmp_path):
             assert row["label"] in ("agrees", "differs", "not judged", "informative"), row
             if row["verdict"]:
                 assert row["verdict"].startswith(row["label"]), row
-    for key in ("chd", "leith", "limit"):
+    for key in ("chd", "leith", "limit", "budzisz", "binomial"):
         assert f"| {key} |" in summary
 
 

@@ -390,7 +390,7 @@ def report(directory: Path, experiment: str | None) -> None:
 @click.option("--resume", is_flag=True, help="Continue an interrupted reproduction in the same directory.")
 @click.option("--force", is_flag=True, help="Replace an existing output directory (a previous sweep).")
 @click.option("--list", "list_", is_flag=True, help="List the registered experiments and exit.")
-@click.option("--paper", default=None, metavar="KEY", help="Run every experiment of this paper (chd, leith, limit) into --out [default: runs/reproduce/KEY].")
+@click.option("--paper", default=None, metavar="KEY", help="Run every experiment of this paper (chd, leith, limit, budzisz, binomial) into --out [default: runs/reproduce/KEY].")
 @click.option("--all", "all_", is_flag=True, help="Run every registered experiment of every paper into --out [default: runs/reproduce/all].")
 @_user_errors
 def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str | None, quick: bool, resume: bool, force: bool, list_: bool,

@@ -8,7 +8,7 @@ report. ``ccsim reproduce NAME`` runs one (:func:`ccsim.reproduce.reproduce`)::
 
     >>> from ccsim import experiments
     >>> experiments.names()
-    ['chd_loss_sweep', 'red_vs_droptail']
+    ['binomial_fig16', 'binomial_fig17', 'binomial_fig6', 'budzisz_fig3', 'budzisz_fig8', 'budzisz_fluid', 'chd_loss_sweep', 'red_vs_droptail']
     >>> from ccsim.reproduce import reproduce
     >>> reproduce("chd_loss_sweep", out="runs/chd", quick=True)
 
@@ -28,5 +28,9 @@ from ccsim.experiments import red_vs_droptail as _red_vs_droptail  # noqa: F401 
 from ccsim.experiments import leith as _leith  # noqa: F401  isort: skip
 from ccsim.experiments import limit as _limit  # noqa: F401  isort: skip
 from ccsim.experiments import chd as _chd  # noqa: F401  isort: skip
+from ccsim.experiments import budzisz as _budzisz  # noqa: F401  isort: skip
+from ccsim.experiments import budzisz_fluid as _budzisz_fluid  # noqa: F401  isort: skip
+from ccsim.experiments import budzisz_onoff as _budzisz_onoff  # noqa: F401  isort: skip
+from ccsim.experiments import binomial as _binomial  # noqa: F401  isort: skip
 
 __all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper", "scenario_with", "rows_at", "EXPERIMENT_FILE"]

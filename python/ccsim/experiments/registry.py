@@ -93,7 +93,7 @@ class Experiment:
     build_plan: Callable[[bool], Any]  # quick -> SweepPlan
     draw_figures: Callable[[Any, Path], list[Path]]  # (SweepResult, out_dir) -> paths written
     claims: tuple[Claim, ...] = field(default_factory=tuple)
-    paper_key: str = ""  # the paper this reproduces, for `ccsim reproduce --paper KEY` (chd, leith, limit)
+    paper_key: str = ""  # the paper this reproduces, for `ccsim reproduce --paper KEY` (chd, leith, limit, budzisz, binomial)
     figure: str = ""  # the figure or table of that paper ("Fig. 3")
 
     @property

@@ -20,6 +20,9 @@
 //!   with p' the early-response rate and p the loss rate, both "as for TFRC": 1 / weighted mean of
 //!   the last 8 intervals (packets) between events, weights 1,1,1,1,0.8,0.6,0.4,0.2
 //!   ([`super::loss_interval`]). Since both rates are 1/I_mean, `p'/p = I_loss / I_response`.
+//!   `p_prime = "probability"` reads p' as the response probability `g(δ_current)` instead (the
+//!   reading of the Budzisz et al. fluid model, Section IV, where mPERT's backoff rate is g(δ)); the
+//!   realised rate counts at most one response per RTT, so it is lower and α with it.
 //! * (M7) Loss and timeouts: standard Reno (the summary is silent), as pert (P6); slow start standard, no early
 //!   response while `cwnd <= ssthresh` or in fast recovery.
 //!
@@ -70,6 +73,12 @@ crate::param_choice! {
     pub enum DeltaMaxFrom { Raw = "raw", Smoothed = "smoothed" }
 }
 
+crate::param_choice! {
+    /// (M6) what p' in `α = 1 + p'/p` is: the realised early-response rate (TFRC-style intervals
+    /// between responses that happened) or the response probability `g(δ_current)` itself.
+    pub enum PPrime { Realised = "realised", Probability = "probability" }
+}
+
 pub fn params() -> Vec<ParamSpec> {
     let mut v = pert::ramp_params();
     v.extend([
@@ -95,6 +104,11 @@ pub fn params() -> Vec<ParamSpec> {
             DeltaMaxFrom::Raw,
             "delta_max tracks raw maxRTT - minRTT (as HD) or the max of the srtt_0.99 delay estimate",
         ),
+        ParamSpec::choice(
+            "p_prime",
+            PPrime::Realised,
+            "p' of alpha = 1 + p'/p in compete mode: the realised early-response rate (TFRC intervals) or the response probability g(delta_current)",
+        ),
     ]);
     v.extend(pert::common_tail_params());
     v
@@ -106,6 +120,7 @@ pub struct MPert {
     alpha_max: f64,
     compete_fraction: f64,
     delta_max_from: DeltaMaxFrom,
+    p_prime: PPrime,
     halve_from: HalveFrom,
     abc_limit: u32,
     /// Slow-start increase (Reno, ABC).
@@ -132,6 +147,7 @@ impl MPert {
             alpha_max: p.f64("alpha_max"),
             compete_fraction: p.f64("compete_fraction"),
             delta_max_from: p.choice("delta_max_from"),
+            p_prime: p.choice("p_prime"),
             halve_from: p.choice("halve_from"),
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
@@ -150,6 +166,14 @@ impl MPert {
     fn compute_alpha(&self) -> f64 {
         if !self.compete {
             return 1.0;
+        }
+        if self.p_prime == PPrime::Probability {
+            // p' = g(δ_current) per packet, p = 1 / I_loss: p'/p = g · I_loss.
+            let a = match self.loss_intervals.mean_interval() {
+                None => 1.0, // no loss yet: p undefined (as the realised reading)
+                Some(il) => 1.0 + self.core.p * il,
+            };
+            return if a.is_finite() { a.min(self.alpha_max).max(1.0) } else { self.alpha_max };
         }
         let a = match (self.loss_intervals.mean_interval(), self.response_intervals.mean_interval()) {
             (None, _) => 1.0,                         // no loss yet: p undefined
@@ -377,6 +401,32 @@ mod tests {
         assert!((s.metric("alpha").unwrap() - 5.0).abs() < 1e-12, "{:?}", s.metric("alpha"));
         // Increase α·MSS²/cwnd = 5 * 1e6 / 20 000 = 250 bytes.
         assert_eq!(s.w.cwnd_bytes, 20_250);
+    }
+
+    #[test]
+    fn probability_reading_takes_p_prime_from_the_response_probability() {
+        let mut given = ParamMap::new();
+        given.insert("p_prime".into(), ParamValue::Text("probability".into()));
+        given.insert("delta_max_init_ms".into(), ParamValue::Number(20.0));
+        let mut s = mpert_with(given, 0);
+        s.w.cwnd_bytes = 20 * MSS;
+        s.w.ssthresh_bytes = 10 * MSS;
+        s.min_rtt = Some(ms(40));
+        s.cc.loss_intervals.add_packets(600.0);
+        s.cc.loss_intervals.on_event();
+        s.cc.core.guard.arm(u64::MAX); // no response: p' must come from g, not from events
+        s.ack_rtt(MSS, Duration::from_micros(52_500)); // δ = 12.5 ms >= 0.5 * 20 ms: compete
+        // g(12.5 ms) = 0.05 * (12.5 - 5) / (20 - 5) = 0.025; I_loss = 600: α = 1 + 0.025 * 600 = 16.
+        assert_eq!(s.metric("compete"), Some(1.0));
+        assert!((s.metric("p_response").unwrap() - 0.025).abs() < 1e-12);
+        assert!((s.metric("alpha").unwrap() - 16.0).abs() < 1e-9, "{:?}", s.metric("alpha"));
+        // The realised reading of the same history has no response yet: α = 1.
+        let mut r = mpert_in_ca(0);
+        r.cc.loss_intervals.add_packets(600.0);
+        r.cc.loss_intervals.on_event();
+        r.cc.core.guard.arm(u64::MAX);
+        r.ack_rtt(MSS, ms(100));
+        assert_eq!(r.metric("alpha"), Some(1.0));
     }
 
     #[test]

@@ -1,0 +1,172 @@
+"""The coexistence (Budzisz et al.) and binomial (Bansal & Balakrishnan) experiments: the full plans are
+the papers' set-ups, and each --quick reproduction runs end to end in seconds with a verdict per claim
+and the qualitative effects the docs report (docs/reproductions/budzisz.md, binomial.md)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import pytest
+
+from ccsim import experiments
+
+pytest.importorskip("ccsim._core")
+
+VERDICT = re.compile(r"\| (HOLDS|FAILS|SHOWN)")
+
+
+def claims(out) -> list[tuple[str, str]]:
+    page = (out / "report.html").read_text()
+    table = re.search(r"<table class=claims>(.*?)</table>", page, re.S).group(1)
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>", table, re.S)
+    return [(html.unescape(r[0]), html.unescape(r[2])) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """Runs an experiment's --quick reproduction once per module; returns (out dir, sweep result)."""
+    from ccsim.reproduce import reproduce
+    from ccsim.sweep.store import load_sweep
+
+    done = {}
+
+    def run(name: str):
+        if name not in done:
+            out = reproduce(name, tmp_path_factory.mktemp(name) / "out", quick=True, jobs=1, progress=False)
+            done[name] = (out, load_sweep(out))
+        return done[name]
+
+    return run
+
+
+def test_budzisz_full_plans_are_table_one():
+    from ccsim.experiments import budzisz
+
+    plan = experiments.get("budzisz_fig3").plan()
+    points = plan.explicit_points
+    rates = sorted({p["topology.bottleneck_rate"] for p in points if p["flows[0].name"] == "mpert"})
+    assert rates == ["100Mbit", "10Mbit", "40Mbit", "70Mbit"]
+    queues = {p["topology.bottleneck_rate"]: p["topology.queue"] for p in points}
+    assert queues == {"10Mbit": "125pkt", "40Mbit": "500pkt", "70Mbit": "875pkt", "100Mbit": "1250pkt"}  # 500 x rate/40
+    readings = {p["flows[0].params"].get("p_prime") for p in points if p["flows[0].algorithm"] == "mpert"}
+    assert readings == {"realised", "probability"}
+    resolved = plan.base_scenario.resolve()
+    assert resolved["duration_ns"] == 500 * 10**9
+    assert [f["traffic"]["algorithm"] for f in resolved["flows"]].count("newreno") == budzisz.N_TCP
+    assert len(resolved["flows"]) == 30
+    tcp = resolved["flows"][0]["traffic"]["tcp"]
+    assert tcp["mss_bytes"] == 960 and tcp["send_jitter_ns"] == 125_000
+    hd = [p for p in experiments.get("budzisz_fig8").plan().explicit_points if p["flows[0].algorithm"] == "hd"]
+    assert sorted({p["flows[0].params"]["p_max"] for p in hd}) == [0.005, 0.01, 0.02, 0.05, 0.1]
+
+
+def test_budzisz_fig3_quick_reads_p_prime_both_ways(quick):
+    from ccsim.experiments.budzisz import run_table
+
+    out, sweep = quick("budzisz_fig3")
+    rows = claims(out)
+    assert len(rows) == 5 and all(VERDICT.search(ours) for _, ours in rows), rows
+    t = run_table(sweep).set_index("variant")
+    assert {"mpert", "mpert_g", "tcp30", "mpert_nojitter", "tcp30_nojitter"} <= set(t.index)
+    # p' = g(delta) pins alpha high: mPERT takes more from NewReno and raises the loss rate above the realised reading's
+    assert t.loc["mpert_g", "tcp_over_delay"] < t.loc["mpert", "tcp_over_delay"]
+    assert t.loc["mpert_g", "loss_rate"] > t.loc["mpert", "loss_rate"]
+    # the 30 NewReno flows of the baseline get about the same each way it is cut (20 vs 10)
+    assert 0.7 < t.loc["tcp30", "tcp_over_delay"] < 1.4
+    assert np.isclose(t.loc["tcp30", "delay_mbit"] * 20 + t.loc["tcp30", "tcp_mbit"] * 10, 10 * 0.96, rtol=0.05)
+
+
+def test_budzisz_fig8_quick_p_max_shifts_the_share_to_tcp(quick):
+    from ccsim.experiments.budzisz import run_table
+
+    out, sweep = quick("budzisz_fig8")
+    rows = claims(out)
+    assert len(rows) == 3 and all(VERDICT.search(ours) for _, ours in rows), rows
+    t = run_table(sweep).set_index("variant")["tcp_over_delay"]
+    # more early back-offs (larger p_max) leave more to the NewReno flows
+    assert t["hd_pmax0.02"] < t["hd"] < t["hd_pmax0.1"]
+
+
+def test_binomial_plans_are_the_papers():
+    from ccsim.experiments import binomial
+
+    assert binomial.red_queue(1.5e6, 200) == {"kind": "red", "limit": "38pkt", "min_th": "20%", "max_th": "80%"}  # b x RTT
+    fig6 = experiments.get("binomial_fig6").plan()
+    assert fig6.repetitions == 10
+    assert sorted({p["topology.bottleneck_delay"] for p in fig6.explicit_points}, key=lambda v: float(v[:-2])) == [
+        "25ms", "37.5ms", "50ms", "62.5ms", "75ms", "87.5ms", "100ms"]
+    base = fig6.base_scenario.resolve()
+    assert base["measure_start_ns"] == 10 * 10**9 and base["measure_end_ns"] == 20 * 10**9
+    fig17 = experiments.get("binomial_fig17").plan()
+    counts = [sum(v for k, v in p.items() if k.endswith(".count")) for p in fig17.explicit_points]
+    assert counts[:5] == binomial.FIG17_NS
+
+
+def test_binomial_quick_reproductions(quick):
+    from ccsim.experiments import binomial
+
+    for name in ("binomial_fig6", "binomial_fig16", "binomial_fig17"):
+        out, _ = quick(name)
+        rows = claims(out)
+        assert rows and all(VERDICT.search(ours) for _, ours in rows), (name, rows)
+    _, fig6 = quick("binomial_fig6")
+    t = binomial._ci_table(binomial.fig6_table(fig6)).set_index("pair")
+    # ns-2's default window_ (20 packets) caps both flows at the longest RTT: the ratio is then 1
+    assert abs(t.loc["tcp_rwnd20", "mean"] - 1) < 0.05
+    _, fig17 = quick("binomial_fig17")
+    early = binomial.fig17_table(fig17)["mean"].iloc[0]
+    late = binomial.fig17_table(fig17, late=True)["mean"].iloc[0]
+    assert late > early + 0.1  # the paper's 10-20 s window still holds the start-up transient of the k = 1 flows
+
+
+def test_budzisz_fluid_quick_sets_the_model_beside_the_runs(quick):
+    from ccsim.experiments.budzisz_fluid import comparison
+
+    out, sweep = quick("budzisz_fluid")
+    rows = claims(out)
+    assert len(rows) == 2 and all(VERDICT.search(ours) for _, ours in rows), rows
+    t = comparison(sweep).set_index("rate_mbit")
+    # 30 flows on 10 Mbit/s: p*(delta_th) > p_max, no equilibrium, the queue is loss-driven (Theorem 1 (iii))
+    assert np.isnan(t.loc[10.0, "fluid_delta1_ms"]) and t.loc[10.0, "measured_qdelay_ms"] > 50
+    # 40 Mbit/s: a stable equilibrium in region A, and the packet-level queue sits near it
+    assert 5 < t.loc[40.0, "fluid_delta1_ms"] < 20
+    assert abs(t.loc[40.0, "measured_qdelay_ms"] - t.loc[40.0, "fluid_delta1_ms"]) < 5
+    assert (out / "fluid_equilibria.png").is_file()
+
+
+def test_budzisz_onoff_quick_periods(quick):
+    from ccsim.experiments.budzisz_onoff import periods
+
+    for name in ("budzisz_fig5", "budzisz_fig10"):
+        out, _ = quick(name)
+        rows = claims(out)
+        assert len(rows) == 3 and all(VERDICT.search(ours) for _, ours in rows), (name, rows)
+    _, fig10 = quick("budzisz_fig10")
+    t = periods(fig10).set_index(["variant", "period"])
+    # HD alone stays in region A, the NewReno flow drives the queue up, and it falls back once it has left
+    assert t.loc[("hd", "before"), "qdelay_ms"] < 20 and t.loc[("hd", "after"), "qdelay_ms"] < 20
+    assert t.loc[("hd", "on"), "qdelay_ms"] > 40
+    assert t.loc[("hd", "on"), "tcp_share"] > 2 and t.loc[("hd", "before"), "tcp_share"] == 0  # the flow is off then
+    _, fig5 = quick("budzisz_fig5")
+    t5 = periods(fig5).set_index(["variant", "period"])
+    # mPERT (realised) stays in compete mode with a full queue after the NewReno flow has gone
+    assert t5.loc[("mpert", "after"), "qdelay_ms"] > 50 > t5.loc[("mpert", "before"), "qdelay_ms"]
+
+
+def test_binomial_fig5_and_fig20_quick(quick):
+    from ccsim.experiments import binomial
+
+    for name in ("binomial_fig5", "binomial_fig20"):
+        out, _ = quick(name)
+        rows = claims(out)
+        assert rows and all(VERDICT.search(ours) for _, ours in rows), (name, rows)
+    _, fig5 = quick("binomial_fig5")
+    means = binomial.fig5_table(fig5).groupby("pair")["ratio"].mean()
+    assert means["k + l = 0.5"] < means["k + l = 1"] < means["k + l = 1.5"]  # the k + l rule's ordering
+    _, fig20 = quick("binomial_fig20")
+    t = binomial.fig20_means(fig20)
+    # drop-tail: IIAD grabs the buffer and NewReno sees the drops; RED equalises the drop rates
+    assert t.loc["drop-tail", "iiad_over_tcp"] > 2 * t.loc["RED", "iiad_over_tcp"]
+    assert t.loc["drop-tail", "loss_tcp"] > 3 * t.loc["drop-tail", "loss_iiad"]
