@@ -416,8 +416,11 @@ def test_refused_reads_are_one_line_under_200_mb(tmp_path, what):
 def test_two_concurrent_resumes_of_one_directory_the_second_is_refused(tmp_path):
     pytest.importorskip("ccsim._core")
     _scenario(tmp_path, SHORT.replace('"2s"', '"120s"').replace('"10Mbit"', '"1Gbit"'), "base.toml")  # seconds a run
-    plan = _scenario(tmp_path, PLAN, "plan.toml")
-    other = _scenario(tmp_path, PLAN.replace("seed = 1", "seed = 7"), "other.toml")
+    # Many runs, so that the first sweep is still writing while three more ccsim processes start on a
+    # loaded machine (it is killed at the end; with 4 runs it once finished first and the test raced).
+    long_plan = PLAN.replace("repetitions = 2", "repetitions = 100")
+    plan = _scenario(tmp_path, long_plan, "plan.toml")
+    other = _scenario(tmp_path, long_plan.replace("seed = 1", "seed = 7"), "other.toml")
     out = tmp_path / "out"
     ccsim = Path(sys.executable).parent / "ccsim"
     first_log = open(tmp_path / "first.stderr", "w+")  # what the first sweep said, should it end early
