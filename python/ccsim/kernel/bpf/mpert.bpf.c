@@ -9,7 +9,8 @@
  * maxRTT - minRTT), from 100 ms. (M3) p = PERT's ramp of delta. (M4) early response (once per RTT):
  * w -= beta w, beta = delta / (delta + delta_max) (<= 0.5), ssthresh = w. (M5) otherwise
  * w += alpha / w per ACK. (M6) compete mode iff delta >= 0.5 delta_max; there alpha = min(1 + p'/p,
- * alpha_max) with the TFRC rates of losses and early responses (loss_interval.h), else 1.
+ * alpha_max) with the TFRC rates of losses and early responses (loss_interval.h), else 1; with
+ * p_prime = probability, p' is the current response probability: p'/p = p x mean loss interval.
  * (M7) losses and timeouts: Reno.
  *
  * Kernel differences: srtt in Q16 microseconds, delta_max in nanoseconds, probabilities and beta in
@@ -40,6 +41,8 @@ CC_PARAM(__u64, compete_fraction__q32, 2147483648ULL); /* 0.5 */
 CC_PARAM(__u32, delta_max_from, DELTA_MAX_RAW);
 CC_PARAM(__u32, trials, TRIALS_ACK);
 CC_PARAM(__u32, halve_from, HALVE_FROM_FLIGHT);
+enum p_prime { P_PRIME_REALISED = 0, P_PRIME_PROBABILITY = 1 }; /* Rust PPrime, in its order */
+CC_PARAM(__u32, p_prime, P_PRIME_REALISED);
 
 struct cc_state {
 	__u64 bytes_acked_in_ca; /* Rust RenoIncrease (slow start) */
@@ -70,6 +73,8 @@ static __always_inline __u64 compute_alpha(const struct cc_state *s)
 		return CC_Q16_ONE;
 	if (!li_mean_q16(&s->loss_intervals, &il))
 		return CC_Q16_ONE; /* no loss yet: p undefined */
+	if (param_p_prime == P_PRIME_PROBABILITY) /* p' = g(delta_current) per packet, p = 1 / I_loss */
+		return cc_clamp(CC_Q16_ONE + cc_mul_div(il, s->p_q32, CC_Q32_ONE), CC_Q16_ONE, alpha_max);
 	if (!li_mean_q16(&s->response_intervals, &ir))
 		return CC_Q16_ONE; /* no early response yet: p' = 0 */
 	if (!il)
