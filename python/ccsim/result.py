@@ -21,6 +21,8 @@ is written under a temporary name and renamed into place, so a failure never lea
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import os
@@ -298,7 +300,14 @@ _DEPENDENCIES = ("numpy", "pandas", "pyarrow", "matplotlib", "pydantic", "click"
 
 def environment() -> dict[str, Any]:
     """Where the run was made: host, OS, machine, Python and the versions of the packages ccsim
-    depends on (provenance: a figure redrawn a year later can say what produced its numbers)."""
+    depends on (provenance: a figure redrawn a year later can say what produced its numbers).
+    Looked up once per process (each package's version scans the installed distributions: about
+    20 ms, which was a quarter of a small sweep run); a fresh copy each call."""
+    return copy.deepcopy(_environment())
+
+
+@functools.cache
+def _environment() -> dict[str, Any]:
     packages = {}
     for name in _DEPENDENCIES:
         try:
@@ -328,7 +337,10 @@ def _built_revision() -> str | None:
     return revision if isinstance(revision, str) and revision else None
 
 
+@functools.cache
 def _source_tree_revision() -> str | None:
+    # Once per process: the code this process imported is what runs, whatever happens to the
+    # tree later; three git commands per run were an eighth of a small sweep run's cost.
     here = Path(__file__).resolve().parent
     try:
         top = subprocess.run(
