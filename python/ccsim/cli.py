@@ -335,7 +335,7 @@ def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, r
         _print_dry_run(model)
         return
     assert out is not None
-    from ccsim.result import defer_pandas_in_pyarrow
+    from ccsim.result import defer_pandas_in_pyarrow  # lazy: start-up time (pyarrow)
     from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
 
     defer_pandas_in_pyarrow()  # pandas loads for the summary at the end, not while the workers run

@@ -24,6 +24,7 @@ import pyarrow as pa
 from ccsim.budget import Budget
 from ccsim.errors import CcsimError
 from ccsim.progress import ProgressBar
+from ccsim.result import defer_pandas_in_pyarrow
 from ccsim.runner import simulate
 from ccsim.scenario import Scenario
 from ccsim.sweep.plan import SweepPlan, SweepRun
@@ -83,8 +84,6 @@ def warm_worker(parent_pid: int) -> None:
     importing pandas, which a worker never needs (ccsim.result.defer_pandas_in_pyarrow). The worker
     process then serves every run it is given with its imports done once."""
     die_with_parent(parent_pid)
-    from ccsim.result import defer_pandas_in_pyarrow
-
     defer_pandas_in_pyarrow()
 
 
