@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import numbers
+import re
 import shutil
 import textwrap
 from dataclasses import replace
@@ -162,8 +163,10 @@ def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plot
         max_events: str | None, max_memory: str | None, overrides: tuple[str, ...] = (), as_json: bool = False) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
     # lazy: start-up time (pandas, pyarrow)
-    from ccsim.result import check_output_dir
+    from ccsim.result import check_output_dir, defer_pandas_in_pyarrow
     from ccsim.runner import scenario_source, simulate
+
+    defer_pandas_in_pyarrow()  # this command needs pandas only for web transfers and plots
 
     budget = _budget(ignore_budget, max_events, max_memory)
     out = out if out is not None else Path("runs") / scenario.stem
@@ -332,8 +335,10 @@ def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, r
         _print_dry_run(model)
         return
     assert out is not None
+    from ccsim.result import defer_pandas_in_pyarrow  # lazy: start-up time (pyarrow)
     from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
 
+    defer_pandas_in_pyarrow()  # pandas loads for the summary at the end, not while the workers run
     try:
         result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
     except KeyboardInterrupt:
@@ -530,10 +535,9 @@ def print_summary(result: Any, console: Console) -> None:
         table.add_column(column, justify="left" if column in ("flow", "algorithm") else "right", no_wrap=column != "flow",
                          overflow="fold")
     flows = resolved["flows"]
-    summary_rows = result.summary
-    kinds = summary_rows["kind"] if "kind" in summary_rows else None
+    summary_records = _records(result, "summary")
     notes = []
-    for row in summary_rows.to_dict("records"):
+    for row in summary_records:
         kind = row.get("kind", "tcp")
         if kind == "web":
             continue  # one aggregated row per generator below
@@ -565,8 +569,9 @@ def print_summary(result: Any, console: Console) -> None:
                 f"p95 {fmt_percentile(row.get('owd_p95_ms'), 'ms')}, max {_num(row.get('owd_max_ms'), 1, '{:.1f} ms')}, "
                 f"jitter {_num(row.get('jitter_ms'), 1, '{:.2f} ms')}, lost {_num(row.get('stream_lost_pkts'), 1, '{:.0f}')} packets"
             )
-    if kinds is not None and (kinds == "web").any():
-        web = summary_rows[kinds == "web"]
+    if any(row.get("kind") == "web" for row in summary_records):  # pandas only when there are web transfers to group
+        summary_rows = result.summary
+        web = summary_rows[summary_rows["kind"] == "web"]
         for generator, group in web.groupby(web["name"].str.split("#").str[0], sort=False):
             goodput = group["goodput_bps"].sum()
             generator = _cell(generator)
@@ -624,14 +629,25 @@ def summary_document(result: Any, out: Path) -> dict[str, Any]:
 def _bottleneck_row(result: Any) -> dict[str, Any] | None:
     """The link summary row of the run's bottleneck (the busiest link, flagged by the engine; the
     link named "bottleneck" in older results)."""
-    links = result.link_summary
-    if links.empty or "link" not in links:
+    table = _arrow_table(result, "link_summary")
+    if table is None:  # a Result-like object without Arrow tables
+        links = result.link_summary
+        if links.empty or "link" not in links:
+            return None
+        if "bottleneck" in links and links["bottleneck"].dtype == bool:
+            rows = links[links["bottleneck"]]
+        else:
+            rows = links[links["link"] == "bottleneck"]
+        return None if rows.empty else rows.iloc[0].to_dict()
+    if table.num_rows == 0 or "link" not in table.column_names:
         return None
-    if "bottleneck" in links and links["bottleneck"].dtype == bool:
-        rows = links[links["bottleneck"]]
+    records = _records(result, "link_summary")
+    if "bottleneck" in table.column_names and table.schema.field("bottleneck").type == "bool" \
+            and table.column("bottleneck").null_count == 0:  # pandas: a bool column only without nulls
+        rows = [row for row in records if row["bottleneck"]]
     else:
-        rows = links[links["link"] == "bottleneck"]
-    return None if rows.empty else rows.iloc[0].to_dict()
+        rows = [row for row in records if row["link"] == "bottleneck"]
+    return rows[0] if rows else None
 
 
 def _link_figures(row: dict[str, Any]) -> str:
@@ -642,30 +658,52 @@ def _link_figures(row: dict[str, Any]) -> str:
 
 def _hops(result: Any) -> list[dict[str, Any]]:
     """A parking lot's forward hops (every one is listed: any of them can be the bottleneck)."""
-    links = result.link_summary
-    if links.empty or "link" not in links:
+    records = _records(result, "link_summary")
+    if not records or "link" not in records[0]:
         return []
-    hops = links[links["link"].astype(str).str.fullmatch(r"hop\d+")]
-    return hops.to_dict("records") if len(hops) > 1 else []
+    hops = [row for row in records if re.fullmatch(r"hop\d+", str(row["link"]))]
+    return hops if len(hops) > 1 else []
 
 
 def _jain_line(result: Any) -> str:
     """Jain's index with the flows it covers named: the TCP flows active in the window."""
     value = _num(result.run_summary.get("jain_index"), 1, "{:.3f}")
-    summary = result.summary
-    if "in_jain" not in summary or "name" not in summary:
+    summary = _records(result, "summary")
+    if not summary or "in_jain" not in summary[0] or "name" not in summary[0]:
         return f"Jain index {value} (TCP flows)"
-    counted = summary[summary["in_jain"].astype(bool)]
-    left_out = summary[~summary["in_jain"].astype(bool) & (summary.get("kind", "tcp") != "web")]
-    names = ", ".join(_cell(n) for n in counted["name"][:6]) + (", ..." if len(counted) > 6 else "")
+    counted = [row["name"] for row in summary if bool(row["in_jain"])]
+    left_out = [row["name"] for row in summary if not bool(row["in_jain"]) and row.get("kind", "tcp") != "web"]
+    names = ", ".join(_cell(n) for n in counted[:6]) + (", ..." if len(counted) > 6 else "")
     n = len(counted)
     if n == 1:
         text = f"Jain index {value} (one TCP flow: {names}, nothing to compare)"
     else:
         text = f"Jain index {value} over {n} TCP flows: {names or 'none active in the window'}"
     if len(left_out):
-        text += "; not counted: " + ", ".join(_cell(x) for x in left_out["name"][:6]) + (", ..." if len(left_out) > 6 else "")
+        text += "; not counted: " + ", ".join(_cell(x) for x in left_out[:6]) + (", ..." if len(left_out) > 6 else "")
     return text
+
+
+def _arrow_table(result: Any, name: str) -> Any:
+    tables = getattr(result, "__dict__", {}).get("_tables")
+    return tables.get(name) if isinstance(tables, dict) else None
+
+
+def _records(result: Any, name: str) -> list[dict[str, Any]]:
+    """A result table's rows as dicts, as pandas' ``to_dict("records")`` gives them (a missing number
+    is NaN), read from the Arrow table so that printing a summary does not import pandas."""
+    table = _arrow_table(result, name)
+    if table is None:  # a Result-like object with DataFrames only
+        frame = getattr(result, name)
+        return frame.to_dict("records")
+    numeric = {f.name for f in table.schema if str(f.type).startswith(("int", "uint", "float", "double", "halffloat"))}
+    rows = table.to_pylist()
+    if numeric and any(table.column(c).null_count for c in numeric):
+        for row in rows:
+            for column in numeric:
+                if row[column] is None:
+                    row[column] = math.nan
+    return rows
 
 
 def _cell(value: Any) -> str:

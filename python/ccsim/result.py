@@ -21,6 +21,8 @@ is written under a temporary name and renamed into place, so a failure never lea
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import os
@@ -29,11 +31,11 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -44,6 +46,8 @@ from ccsim.files import read_record
 from ccsim.outdir import MARKER_FILE, check_replaceable, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ccsim.scenario import Scenario
 
 __all__ = ["Result", "TABLE_FILES", "META_FILE"]
@@ -82,10 +86,24 @@ class Result:
         if missing:
             raise ValueError(f"missing tables: {sorted(missing)}")
         self._tables = dict(tables)
-        for name, table in self._tables.items():
-            setattr(self, name, table.to_pandas())
+        # The DataFrames are made on first access (__getattr__): `ccsim run` and sweep workers never
+        # import pandas (about 0.5 s of CPU) unless something reads a table as a DataFrame.
         self.run_summary = dict(run_summary)
         self.meta = dict(meta)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: a table not converted yet. Reads __dict__ directly so
+        # that an instance without _tables (mid-unpickling) raises AttributeError, not recursion.
+        tables = self.__dict__.get("_tables")
+        if tables is not None and name in tables:
+            frame = tables[name].to_pandas()
+            setattr(self, name, frame)  # converted once; an assignment by the user replaces it as before
+            return frame
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def table(self, name: str) -> pa.Table:
+        """A table as written to its Parquet file (Arrow), without converting it to pandas."""
+        return self._tables[name]
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -186,6 +204,35 @@ class Result:
         return f"<ccsim.Result {len(flows)} flows, {duration_s:g} s, seed {self.meta.get('seed')}>"
 
 
+def defer_pandas_in_pyarrow() -> None:
+    """Stops pyarrow importing pandas (about 0.5 s of CPU) to build or write a table.
+
+    pyarrow asks "is pandas installed?" the first time it converts any Python value (``pa.table``,
+    ``pa.array``) so as to recognise DataFrames, and answers it by importing pandas. Asked while
+    ``import pandas`` fails, it records "no pandas" for those checks, and imports pandas for real
+    the first time something needs it (``to_pandas``). Only for processes that ccsim owns (the CLI,
+    sweep workers): there no code passes a DataFrame to pyarrow before converting a table to one; a
+    library user's process is never changed. A no-op once pandas has been imported.
+    """
+    if "pandas" in sys.modules:
+        return
+    blocker = _NoPandas()
+    sys.meta_path.insert(0, blocker)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(blocker)
+
+
+class _NoPandas:
+    """An import hook under which ``import pandas`` raises ImportError (see defer_pandas_in_pyarrow)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("No module named 'pandas' (deferred by ccsim)", name=name)
+        return None
+
+
 def check_output_dir(out: Path, force: bool) -> None:
     """Raises OutputExistsError unless ``out`` is free, or ``force`` and ``out`` is an empty directory or
     one ccsim wrote (it carries the marker, ccsim.outdir): a mistyped ``--out ~ --force`` or a
@@ -253,7 +300,14 @@ _DEPENDENCIES = ("numpy", "pandas", "pyarrow", "matplotlib", "pydantic", "click"
 
 def environment() -> dict[str, Any]:
     """Where the run was made: host, OS, machine, Python and the versions of the packages ccsim
-    depends on (provenance: a figure redrawn a year later can say what produced its numbers)."""
+    depends on (provenance: a figure redrawn a year later can say what produced its numbers).
+    Looked up once per process (each package's version scans the installed distributions: about
+    20 ms, which was a quarter of a small sweep run); a fresh copy each call."""
+    return copy.deepcopy(_environment())
+
+
+@functools.cache
+def _environment() -> dict[str, Any]:
     packages = {}
     for name in _DEPENDENCIES:
         try:
@@ -283,7 +337,10 @@ def _built_revision() -> str | None:
     return revision if isinstance(revision, str) and revision else None
 
 
+@functools.cache
 def _source_tree_revision() -> str | None:
+    # Once per process: the code this process imported is what runs, whatever happens to the
+    # tree later; three git commands per run were an eighth of a small sweep run's cost.
     here = Path(__file__).resolve().parent
     try:
         top = subprocess.run(

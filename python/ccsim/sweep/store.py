@@ -160,7 +160,8 @@ def write_part(parts: Path, run: SweepRun, output: dict[str, Any]) -> None:
 def _read_part(path: Path) -> dict[str, Any] | None:
     """The part's tables, or None if it cannot be read (a resume runs it again)."""
     try:
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as part:  # one file: read_table's dataset layer costs ~10x (and imports pyarrow.dataset)
+            table = part.read()
         row = {name: table.column(name)[0] for name in ("run_id", "point_id", "repetition", "seed")}
         out = {k: v.as_py() for k, v in row.items()}
         for name in ("flows", "links", "run"):

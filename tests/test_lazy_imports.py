@@ -1,0 +1,91 @@
+"""What `ccsim run` and sweep workers leave unimported (pandas: about 0.5 s of CPU per process), and
+that the tables they build without it are the ones a trip through pandas gave (docs/performance.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python(code: str, *args: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_ccsim_run_no_plots_does_not_import_pandas(tmp_path):
+    pytest.importorskip("ccsim._core")
+    code = (
+        "import sys\n"
+        "from ccsim.cli import main\n"
+        "try:\n"
+        "    main(['run', 'examples/single_flow.toml', '--no-plots', '--out', sys.argv[1]])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print('PANDAS', 'pandas' in sys.modules)\n"
+    )
+    out = _python(code, str(tmp_path / "run"))
+    assert "bottleneck: utilisation" in out  # the summary was printed, from the Arrow tables
+    assert out.strip().endswith("PANDAS False")
+    assert (tmp_path / "run" / "summary.parquet").is_file()
+
+
+def test_result_tables_become_dataframes_on_first_access():
+    pytest.importorskip("ccsim._core")
+    import ccsim
+
+    result = ccsim.run("examples/single_flow.toml")
+    assert "summary" not in vars(result)
+    frame = result.summary
+    assert result.summary is frame  # converted once
+    assert frame.equals(result.table("summary").to_pandas())
+    with pytest.raises(AttributeError):
+        result.no_such_table  # noqa: B018
+
+
+def test_sweep_worker_output_needs_no_pandas_and_matches_the_pandas_trip():
+    pytest.importorskip("ccsim._core")
+    code = (
+        "import sys, pickle\n"
+        "from ccsim.result import defer_pandas_in_pyarrow\n"
+        "from ccsim.sweep.execution import execute_run\n"
+        "defer_pandas_in_pyarrow()\n"
+        "text = open('examples/single_flow.toml').read().replace('loss = 0.0', 'loss = 0.01')\n"
+        "out = execute_run('r', text, 3)\n"
+        "assert 'pandas' not in sys.modules\n"
+        "sys.stdout.buffer.write(pickle.dumps(out))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    import pickle
+
+    import ccsim
+
+    worker = pickle.loads(proc.stdout)
+    text = (ROOT / "examples" / "single_flow.toml").read_text().replace("loss = 0.0", "loss = 0.01")
+    result = ccsim.run_toml(text, seed=3)
+    for key, name in (("flows", "summary"), ("links", "link_summary")):
+        through = pa.Table.from_pandas(getattr(result, name), preserve_index=False).replace_schema_metadata(None)
+        assert worker[key].equals(through) and worker[key].schema == through.schema
+
+
+def test_the_pool_forks_only_a_single_threaded_process():
+    from ccsim.sweep.execution import _start_method
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert _start_method() == "spawn"
+    finally:
+        stop.set()
+        other.join()
+    if threading.active_count() == 1 and sys.platform.startswith("linux"):
+        assert _start_method() == "fork"
