@@ -25,7 +25,7 @@ use crate::sim::flow::Flow;
 pub const SUMMARY_COLUMNS: f64 = 34.0;
 /// One flow (a web transfer): the `Flow`, its RTT histogram, and a rough figure for its name, its
 /// route and the sender's and receiver's buffers.
-pub const FLOW_BYTES: f64 = (size_of::<Flow>() + Histogram::HEAP_BYTES) as f64 + 512.0;
+pub const FLOW_BYTES: f64 = (size_of::<Flow>() + Histogram::MAX_HEAP_BYTES) as f64 + 512.0;
 /// A packet a link holds: its in-transit entry and its waiting entry.
 pub const HELD_PACKET_BYTES: f64 = (size_of::<(Time, Packet)>() + size_of::<(Time, u32)>()) as f64;
 
