@@ -122,9 +122,3 @@ fn tail_loss_probes_act_on_short_transfers() {
     assert!(transfers > 400, "{transfers} transfers");
     assert!(probes > 0, "{probes} probes, {timeouts} timeouts");
 }
-
-#[test]
-fn tmp_sizes() {
-    use std::mem::size_of;
-    eprintln!("Flow {} Sender {} Receiver {} Link {} Packet {} App {}", size_of::<crate::sim::flow::Flow>(), size_of::<crate::tcp::Sender>(), size_of::<crate::tcp::Receiver>(), size_of::<crate::link::Link>(), size_of::<crate::packet::Packet>(), size_of::<crate::sim::flow::App>());
-}
