@@ -3,6 +3,12 @@
 //! A quantile is the midpoint of its bucket clamped to the smallest and largest values recorded, so
 //! it never falls outside what was observed; printed figures carry three significant digits
 //! (docs/reports.md), which is what the bucket width supports.
+//!
+//! Buckets are held only from the smallest to the largest bucket recorded, allocated on the first
+//! record: a histogram nothing was recorded in (an idle access link, a flow that has not started)
+//! holds no heap memory, and one whose values stay within an octave or two holds a few dozen
+//! buckets instead of all 1,920. Counts, quantiles and the bucket list are the same as with every
+//! bucket held.
 
 /// Values below 64 get a bucket each; above, each power of two [2^m, 2^(m+1)) is split into 32.
 const LINEAR: u64 = 64;
@@ -11,7 +17,9 @@ const N_BUCKETS: usize = (LINEAR + 58 * HALF) as usize;
 
 #[derive(Clone, Debug)]
 pub struct Histogram {
+    /// Counts of buckets `first..first + counts.len()`; empty until the first record.
     counts: Vec<u64>,
+    first: usize,
     total: u64,
     sum: f64,
     min: u64,
@@ -19,14 +27,18 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// Heap bytes of one histogram (its buckets), for the cost estimate: every flow, web transfers
-    /// included, keeps one.
-    pub const HEAP_BYTES: usize = N_BUCKETS * std::mem::size_of::<u64>();
+    /// Heap bytes of a histogram whose values span every bucket (the most it can hold).
+    pub const MAX_HEAP_BYTES: usize = N_BUCKETS * std::mem::size_of::<u64>();
+
+    /// Heap bytes it holds now (its buckets' capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.counts.capacity() * std::mem::size_of::<u64>()
+    }
 }
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: vec![0; N_BUCKETS], total: 0, sum: 0.0, min: u64::MAX, max: 0 }
+        Histogram { counts: Vec::new(), first: 0, total: 0, sum: 0.0, min: u64::MAX, max: 0 }
     }
 }
 
@@ -55,7 +67,17 @@ impl Histogram {
     /// Records a non-negative value (e.g. nanoseconds).
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
-        self.counts[b] += 1;
+        if self.counts.is_empty() {
+            self.first = b;
+        } else if b < self.first {
+            // A new smallest bucket: prepend the gap (rare: at most once per bucket).
+            self.counts.splice(0..0, std::iter::repeat_n(0, self.first - b));
+            self.first = b;
+        }
+        if b - self.first >= self.counts.len() {
+            self.counts.resize(b - self.first + 1, 0);
+        }
+        self.counts[b - self.first] += 1;
         self.total += 1;
         self.sum += v as f64;
         self.min = self.min.min(v);
@@ -98,7 +120,7 @@ impl Histogram {
     /// bucket's midpoint clamped to [min, max] seen, as for quantiles. A CDF drawn from these is the
     /// per-sample distribution within RELATIVE_ERROR, at a few hundred rows per histogram.
     pub fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(b, &c)| (self.representative(b), c))
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(i, &c)| (self.representative(self.first + i), c))
     }
 
     /// Value at quantile q in [0, 1]: the midpoint of its bucket, clamped to [min, max] seen (a
@@ -109,10 +131,10 @@ impl Histogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        for (b, &c) in self.counts.iter().enumerate() {
+        for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                return self.representative(b);
+                return self.representative(self.first + i);
             }
         }
         self.max as f64
@@ -181,6 +203,26 @@ mod tests {
         assert!(b.windows(2).all(|w| w[0].0 < w[1].0));
         assert_eq!(b[0], (5.0, 2));
         assert!(b.iter().all(|&(v, _)| (5.0..=3e9).contains(&v)));
+    }
+
+    #[test]
+    fn buckets_are_held_only_between_the_values_recorded() {
+        let mut h = Histogram::default();
+        assert_eq!(h.heap_bytes(), 0, "nothing allocated before the first record");
+        assert!(h.quantile(0.5).is_nan());
+        h.record(0);
+        assert!(h.heap_bytes() > 0 && h.heap_bytes() < 64);
+        // Values arriving in any order, downwards too, give the same answers as one full array.
+        let values: Vec<u64> = (0..5000u64).map(|k| (k * 7_919_993) % 90_000_000 + 10_000_000).collect();
+        let (mut lazy, mut full) = (Histogram::default(), vec![0u64; N_BUCKETS]);
+        for &v in &values {
+            lazy.record(v);
+            full[bucket_of(v)] += 1;
+        }
+        let held: Vec<(usize, u64)> = lazy.counts.iter().enumerate().map(|(i, &c)| (lazy.first + i, c)).filter(|&(_, c)| c > 0).collect();
+        let want: Vec<(usize, u64)> = full.iter().enumerate().map(|(b, &c)| (b, c)).filter(|&(_, c)| c > 0).collect();
+        assert_eq!(held, want);
+        assert!(lazy.counts.len() < N_BUCKETS / 10, "{} buckets held for one decade of values", lazy.counts.len());
     }
 
     #[test]

@@ -45,14 +45,14 @@ pub(crate) fn check(flows: &[Flow], links: &[Link]) -> Result<(), SimError> {
         if f.acks_sent() != acks {
             return Err(SimError::Conservation(format!("flow {}: {} ACKs sent but {} accounted for", name, f.acks_sent(), acks)));
         }
-        if let App::Tcp { sender, receiver } = &f.app {
-            if receiver.rcv_nxt() > sender.snd_max() {
-                return Err(SimError::Conservation(format!(
-                    "flow {}: receiver holds {} bytes in order but only {} were sent",
-                    name,
-                    receiver.rcv_nxt(),
-                    sender.snd_max()
-                )));
+        let in_order = match &f.app {
+            App::Tcp { sender, receiver } => Some((receiver.rcv_nxt(), sender.snd_max())),
+            App::Finished(done) => Some((done.rcv_nxt, done.snd_max)),
+            App::Stream { .. } | App::Web(_) => None,
+        };
+        if let Some((rcv_nxt, snd_max)) = in_order {
+            if rcv_nxt > snd_max {
+                return Err(SimError::Conservation(format!("flow {name}: receiver holds {rcv_nxt} bytes in order but only {snd_max} were sent")));
             }
         }
     }

@@ -158,7 +158,7 @@ fn estimate(sim: &Simulation) -> Cost {
                 string_cells_per_sample += metrics;
             }
             App::Stream { .. } => cells_per_sample += STREAM_SERIES_COLUMNS,
-            App::Web(_) => {}
+            App::Web(_) | App::Finished(_) => {}
         }
     }
     cells_per_sample += sim.links.len() as f64 * LINK_SERIES_COLUMNS;

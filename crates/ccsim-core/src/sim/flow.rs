@@ -12,16 +12,31 @@ use crate::sim::app_rate::RateLimitedApp;
 use crate::sim::host::SendJitter;
 use crate::sim::web::WebGenerator;
 use crate::stream::{StreamSink, StreamSource};
-use crate::tcp::{Receiver, Sender};
+use crate::tcp::{Receiver, Sender, SenderStats};
 use crate::topology::Route;
 
 /// What runs at a flow's two ends.
-#[allow(clippy::large_enum_variant)]
 pub(crate) enum App {
-    Tcp { sender: Sender, receiver: Receiver },
+    /// The sender is boxed so that a finished web transfer, which drops it, keeps a small `Flow`.
+    Tcp { sender: Box<Sender>, receiver: Receiver },
     Stream { source: StreamSource, sink: StreamSink, active: bool },
     /// Spawns short TCP transfers (each a flow of its own, on this flow's links).
     Web(WebGenerator),
+    /// A web transfer that is over: see [`FinishedTransfer`].
+    Finished(FinishedTransfer),
+}
+
+/// A web transfer that has completed with nothing of it left to happen: no packet of it in the
+/// network or a host, no timer armed, so no event can change its state again. Its sender and
+/// receiver (scoreboard, controller, buffers) are dropped; what its summary row and the
+/// conservation check read from them is kept here. Its RTT histogram stays (the summary's
+/// percentiles), holding only the buckets its samples spanned.
+pub(crate) struct FinishedTransfer {
+    pub stats: SenderStats,
+    pub rtt_range: (Option<Duration>, Option<Duration>),
+    pub rcv_nxt: u64,
+    pub snd_max: u64,
+    pub acks_sent: u64,
 }
 
 /// Who a flow is, as the results name it.
@@ -128,6 +143,7 @@ impl Flow {
     pub fn delivered_bytes(&self) -> u64 {
         match &self.app {
             App::Tcp { receiver, .. } => receiver.rcv_nxt(),
+            App::Finished(done) => done.rcv_nxt,
             App::Stream { sink, .. } => sink.payload_bytes,
             App::Web(_) => 0,
         }
@@ -140,6 +156,7 @@ impl Flow {
                 let s = sender.stats();
                 (s.data_pkts_sent, s.payload_bytes_sent, s.wire_bytes_sent)
             }
+            App::Finished(done) => (done.stats.data_pkts_sent, done.stats.payload_bytes_sent, done.stats.wire_bytes_sent),
             App::Stream { source, .. } => (source.packets_sent, source.payload_sent(), source.wire_bytes_sent),
             App::Web(_) => (0, 0, 0),
         }
@@ -148,7 +165,33 @@ impl Flow {
     pub fn acks_sent(&self) -> u64 {
         match &self.app {
             App::Tcp { receiver, .. } => receiver.acks_sent(),
+            App::Finished(done) => done.acks_sent,
             App::Stream { .. } | App::Web(_) => 0,
         }
+    }
+
+    /// Drops a web transfer's sender and receiver once nothing of it is left to happen (see
+    /// [`FinishedTransfer`]); returns whether it did. Results are the same as keeping them: no event
+    /// could reach them again.
+    pub fn release_if_finished(&mut self) -> bool {
+        let App::Tcp { sender, receiver } = &self.app else { return false };
+        let c = &self.counters;
+        let over = self.id.background
+            && self.schedule.completed_at.is_some()
+            && sender.stats().data_pkts_sent == c.data_delivered_pkts + c.data_dropped_pkts
+            && receiver.acks_sent() == c.acks_delivered + c.acks_dropped
+            && sender.timer_deadline().is_none()
+            && receiver.delack_deadline().is_none();
+        if over {
+            self.app = App::Finished(FinishedTransfer {
+                stats: sender.stats().clone(),
+                rtt_range: sender.rtt_range(),
+                rcv_nxt: receiver.rcv_nxt(),
+                snd_max: sender.snd_max(),
+                acks_sent: receiver.acks_sent(),
+            });
+            self.host = None; // empty: its packets were all delivered or dropped
+        }
+        over
     }
 }

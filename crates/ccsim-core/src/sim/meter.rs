@@ -15,17 +15,23 @@ use std::mem::size_of;
 use ccsim_cc::Time;
 
 use crate::error::SimError;
-use crate::histogram::Histogram;
 use crate::link::Link;
 use crate::packet::Packet;
 use crate::sim::flow::Flow;
+use crate::tcp::Sender;
 
 /// Columns of the per-flow summary table (`summary.rs`), one row per flow and per web transfer
 /// (checked by a test).
 pub const SUMMARY_COLUMNS: f64 = 34.0;
-/// One flow (a web transfer): the `Flow`, its RTT histogram, and a rough figure for its name, its
-/// route and the sender's and receiver's buffers.
-pub const FLOW_BYTES: f64 = (size_of::<Flow>() + Histogram::HEAP_BYTES) as f64 + 512.0;
+/// One flow (a web transfer): the `Flow` and its boxed sender, and what they allocate (the
+/// controller, the scoreboard and receiver's buffers, the host stage, the RTT histogram's buckets,
+/// the name and route). The allocations are the figure measured for a NewReno flow by
+/// `examples/memory_per_flow.rs` (docs/performance.md: about 11 kB of heap per flow, of which the
+/// `Flow` and sender, the two access links and the summary row, counted on their own, are 6 kB).
+/// A web transfer drops its sender once it is over, so this overstates a finished one.
+pub const FLOW_BYTES: f64 = (size_of::<Flow>() + size_of::<Sender>()) as f64 + FLOW_HEAP_BYTES;
+/// The allocations of one flow, as measured (see `FLOW_BYTES`).
+const FLOW_HEAP_BYTES: f64 = 5_120.0;
 /// A packet a link holds: its in-transit entry and its waiting entry.
 pub const HELD_PACKET_BYTES: f64 = (size_of::<(Time, Packet)>() + size_of::<(Time, u32)>()) as f64;
 

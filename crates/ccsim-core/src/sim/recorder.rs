@@ -123,7 +123,7 @@ impl Recorder {
                     prev.retx = stats.retransmits;
                     prev.timeouts = stats.timeouts;
                 }
-                App::Web(_) => {}
+                App::Web(_) | App::Finished(_) => {} // neither gets here (skipped above)
                 App::Stream { source, sink, .. } => {
                     let c = std::mem::take(&mut sink.interval);
                     if !keep {

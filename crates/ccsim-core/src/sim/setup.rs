@@ -32,7 +32,7 @@ pub(crate) fn scenario_flow(scenario: &Scenario, i: usize, name: String, route: 
                 app_rate = Some(limited);
             }
             App::Tcp {
-                sender: Sender::new(i as u32, tcp, cc, bytes),
+                sender: Box::new(Sender::new(i as u32, tcp, cc, bytes)),
                 receiver: Receiver::for_flow(i as u32, tcp),
             }
         }

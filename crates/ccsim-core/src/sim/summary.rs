@@ -69,6 +69,7 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
                 let s = sender.stats();
                 (s.retransmits, s.fast_retransmits, s.timeouts, sender.rtt_range())
             }
+            App::Finished(done) => (done.stats.retransmits, done.stats.fast_retransmits, done.stats.timeouts, done.rtt_range),
             App::Stream { .. } | App::Web(_) => (0, 0, 0, (None, None)),
         };
         fs.u64("flow", i as u64)
@@ -104,7 +105,7 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
         // Streams: what a VoIP or video application sees at the receiver (NaN for TCP).
         let (owd, jitter_ms, lost) = match &f.app {
             App::Stream { sink, .. } => (Some(&sink.owd_hist), sink.jitter_ns / 1e6, sink.lost() as f64),
-            App::Tcp { .. } | App::Web(_) => (None, f64::NAN, f64::NAN),
+            App::Tcp { .. } | App::Finished(_) | App::Web(_) => (None, f64::NAN, f64::NAN),
         };
         let oq = |x: f64| owd.map_or(f64::NAN, |h| h.quantile(x) / 1e6);
         fs.f64("owd_mean_ms", owd.map_or(f64::NAN, |h| h.mean() / 1e6))

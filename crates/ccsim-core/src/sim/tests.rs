@@ -58,6 +58,21 @@ fn arrivals_start_transfers() {
     assert!(sim.flows.len() > 10, "{} flows", sim.flows.len());
 }
 
+/// A web transfer that has completed, with nothing of it in the network or on a timer, holds no
+/// sender or receiver any more; the run's conservation check still balances at the end.
+#[test]
+fn finished_transfers_drop_their_sender_and_receiver() {
+    let mut sim = web_run(json!({})).unwrap();
+    sim.run_until(Time::from_secs(2)).unwrap();
+    let transfers = &sim.flows[1..];
+    let completed = transfers.iter().filter(|f| f.schedule.completed_at.is_some_and(|t| t < Time::from_millis(1500))).count();
+    let released = transfers.iter().filter(|f| matches!(f.app, App::Finished(_))).count();
+    assert!(completed > 10, "{completed} transfers completed");
+    assert!(released >= completed, "{released} released of {completed} completed half a second before the end");
+    assert!(transfers.iter().filter(|f| matches!(f.app, App::Finished(_))).all(|f| f.schedule.completed_at.is_some() && f.host.is_none()));
+    assert!(sim.finish().is_ok());
+}
+
 #[test]
 fn a_transfer_that_cannot_be_built_ends_the_run_with_an_error() {
     let mut sim = web_run(json!({})).unwrap();
@@ -113,11 +128,14 @@ fn tail_loss_probes_act_on_short_transfers() {
     sim.run_until(Time::from_secs(30)).unwrap();
     let (mut probes, mut timeouts, mut transfers) = (0, 0, 0);
     for f in &sim.flows[1..] {
-        if let App::Tcp { sender, .. } = &f.app {
-            probes += sender.stats().loss_probes;
-            timeouts += sender.stats().timeouts;
-            transfers += 1;
-        }
+        let stats = match &f.app {
+            App::Tcp { sender, .. } => sender.stats(),
+            App::Finished(done) => &done.stats,
+            _ => continue,
+        };
+        probes += stats.loss_probes;
+        timeouts += stats.timeouts;
+        transfers += 1;
     }
     assert!(transfers > 400, "{transfers} transfers");
     assert!(probes > 0, "{probes} probes, {timeouts} timeouts");

@@ -40,6 +40,7 @@ impl Simulation {
                 let next = next_arrival(g.arrival_rate, &mut g.rng, now);
                 self.events.schedule(next, Event::WebArrival(f));
             }
+            App::Finished(_) => {}
         }
     }
 
@@ -52,6 +53,7 @@ impl Simulation {
             App::Tcp { sender, .. } => sender.stop(),
             App::Stream { active, .. } => *active = false,
             App::Web(g) => g.active = false,
+            App::Finished(_) => {}
         }
     }
 
@@ -97,7 +99,7 @@ impl Simulation {
         let mut transfer = Flow::new(
             Identity { name: format!("{}#{k}", generator.id.name), kind: FlowKind::Web, algorithm, spec: spec_index, background: true },
             App::Tcp {
-                sender: Sender::new(id, &tcp, cc, Some(size)),
+                sender: Box::new(Sender::new(id, &tcp, cc, Some(size))),
                 receiver: Receiver::for_flow(id, &tcp),
             },
             Route { forward: generator.route.forward.clone(), reverse: generator.route.reverse.clone() },

@@ -65,6 +65,7 @@ impl Simulation {
                     }
                     PacketKind::Ack => c.acks_dropped += 1,
                 }
+                self.flows[f].release_if_finished();
             }
         }
     }
@@ -89,12 +90,13 @@ impl Simulation {
                 sink.on_packet(now, &pkt, in_window);
                 None
             }
-            App::Web(_) => None, // a generator sends nothing itself
+            App::Web(_) | App::Finished(_) => None, // a generator sends nothing itself; nothing reaches a finished transfer
         };
         if let Some(ack) = ack {
             self.enqueue_on_route(ack);
         }
         self.sync_delack_timer(f);
+        self.flows[f].release_if_finished();
     }
 
     fn deliver_ack(&mut self, pkt: Packet) {
@@ -109,5 +111,6 @@ impl Simulation {
             flow.window.rtt_hist.record(r.as_nanos() as u64);
         }
         self.transmit_from_sender(f as u32);
+        self.flows[f].release_if_finished();
     }
 }
