@@ -23,6 +23,7 @@
  * retransmit; cc_on_timeout undoes that and applies the timeout rule.
  */
 #include "ccsim_cc.h"
+#include "reno_increase.h"
 #include "delay_probability.h"
 
 #define CC_METRIC_NAMES "shadow_bytes,shadow_pkts/65536,loss_compete,h_r_ms/1000,prev_backoff_q_ms/1000,q_max_ms/1000," \
@@ -112,28 +113,6 @@ static __always_inline bool delay_of(const struct cc_state *s, __u64 rtt, __u64 
 	b = quantise_to_ticks_us(s->min_rtt, param_rtt_tick_ms__us);
 	*q = a > b ? a - b : 0;
 	return true;
-}
-
-/* Rust RenoIncrease::on_ack, returning the bytes added. */
-static __always_inline __u64 reno_increase(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
-{
-	__u64 mss = w->mss_bytes, before = w->cwnd_bytes;
-	__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * mss : mss;
-
-	if (ack->bytes_acked == 0 || ack->in_recovery || !ack->cwnd_limited)
-		return 0;
-	if (cc_in_slow_start(w)) {
-		w->cwnd_bytes += cc_min(ack->bytes_acked, limit);
-	} else if (tcp_abc_limit) {
-		s->bytes_acked_in_ca += (__u32)cc_min(ack->bytes_acked, limit);
-		if (s->bytes_acked_in_ca >= w->cwnd_bytes) {
-			s->bytes_acked_in_ca -= (__u32)w->cwnd_bytes;
-			w->cwnd_bytes += mss;
-		}
-	} else {
-		w->cwnd_bytes += cc_max(mss * mss / cc_max(w->cwnd_bytes, 1), 1);
-	}
-	return w->cwnd_bytes - before;
 }
 
 /* FreeBSD should_backoff for a round delay q > q_min: one draw, loss_compete bookkeeping. */
@@ -239,7 +218,10 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 	} else if (ack->bytes_acked > 0) {
 		/* (Eq. 2) second case: NewReno increase, mirrored on the shadow window */
 		if (cc_in_slow_start(w) || tcp_abc_limit) {
-			added = reno_increase(s, w, ack);
+			__u64 acked_in_ca = s->bytes_acked_in_ca; /* 32 bits here: below cwnd */
+
+			added = reno_increase_on_ack(&acked_in_ca, w, ack, false);
+			s->bytes_acked_in_ca = (__u32)acked_in_ca;
 		} else if (new_measurement && !ack->in_recovery && ack->cwnd_limited) {
 			w->cwnd_bytes += w->mss_bytes; /* FreeBSD CHD without ABC: one MSS per round */
 			added = w->mss_bytes;

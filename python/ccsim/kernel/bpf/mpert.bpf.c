@@ -138,7 +138,7 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 		s->bytes_acked_in_ca = 0;
 		s->frac.frac_q16 = 0;
 	} else if (w->cwnd_bytes < w->ssthresh_bytes) {
-		reno_increase_strict(s, w, ack); /* (M7) slow start */
+		reno_increase_on_ack(&s->bytes_acked_in_ca, w, ack, true); /* (M7) slow start */
 	} else if (ack->bytes_acked && !ack->in_recovery && ack->cwnd_limited) {
 		/* (M5) w += alpha MSS counted / w, in bytes with the fraction carried */
 		__u64 counted = htcp_counted_bytes(ack->bytes_acked, mss, tcp_abc_limit);

@@ -12,6 +12,7 @@
  * (pipe); halve_from = cwnd halves cwnd in whole segments (Rust half_cwnd_segments).
  */
 #include "ccsim_cc.h"
+#include "reno_increase.h"
 
 #define CC_METRIC_NAMES "abc_bytes_acked"
 
@@ -22,27 +23,6 @@ struct cc_state {
 	__u64 bytes_acked_in_ca; /* Rust RenoIncrease::bytes_acked_in_ca (FreeBSD t_bytes_acked) */
 };
 
-/* Rust RenoIncrease::on_ack. */
-static __always_inline void reno_increase(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
-{
-	__u64 mss = w->mss_bytes;
-	__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * mss : mss;
-
-	if (ack->bytes_acked == 0 || ack->in_recovery || !ack->cwnd_limited)
-		return;
-	if (cc_in_slow_start(w)) {
-		w->cwnd_bytes += cc_min(ack->bytes_acked, limit);
-	} else if (tcp_abc_limit) {
-		s->bytes_acked_in_ca += cc_min(ack->bytes_acked, limit);
-		if (s->bytes_acked_in_ca >= w->cwnd_bytes) {
-			s->bytes_acked_in_ca -= w->cwnd_bytes;
-			w->cwnd_bytes += mss;
-		}
-	} else {
-		w->cwnd_bytes += cc_max(mss * mss / cc_max(w->cwnd_bytes, 1), 1);
-	}
-}
-
 static __always_inline void cc_init(struct cc_state *s, struct cc_window *w)
 {
 	s->bytes_acked_in_ca = 0;
@@ -50,7 +30,7 @@ static __always_inline void cc_init(struct cc_state *s, struct cc_window *w)
 
 static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
 {
-	reno_increase(s, w, ack);
+	reno_increase_on_ack(&s->bytes_acked_in_ca, w, ack, false);
 }
 
 static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const struct cc_window *w,

@@ -60,7 +60,7 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 		w->ssthresh_bytes = w->cwnd_bytes;
 		s->bytes_acked_in_ca = 0;
 	} else {
-		reno_increase_strict(s, w, ack); /* (P5) */
+		reno_increase_on_ack(&s->bytes_acked_in_ca, w, ack, true); /* (P5) */
 	}
 }
 

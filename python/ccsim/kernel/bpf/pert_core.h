@@ -11,29 +11,9 @@
 #define PERT_CORE_H
 
 #include "ccsim_cc.h"
+#include "reno_increase.h"
 
 #define MAX_SEGMENT_TRIALS 64
-
-/* Rust RenoIncrease::on_ack (newreno.bpf.c) with slow start meaning cwnd < ssthresh (P5). */
-static __always_inline void reno_increase_strict(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
-{
-	__u64 mss = w->mss_bytes;
-	__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * mss : mss;
-
-	if (ack->bytes_acked == 0 || ack->in_recovery || !ack->cwnd_limited)
-		return;
-	if (w->cwnd_bytes < w->ssthresh_bytes) {
-		w->cwnd_bytes += cc_min(ack->bytes_acked, limit);
-	} else if (tcp_abc_limit) {
-		s->bytes_acked_in_ca += cc_min(ack->bytes_acked, limit);
-		if (s->bytes_acked_in_ca >= w->cwnd_bytes) {
-			s->bytes_acked_in_ca -= w->cwnd_bytes;
-			w->cwnd_bytes += mss;
-		}
-	} else {
-		w->cwnd_bytes += cc_max(mss * mss / cc_max(w->cwnd_bytes, 1), 1);
-	}
-}
 
 /* (P2) Rust RedRamp::probability, in Q32. */
 static __always_inline __u64 red_ramp_q32(__u64 q_us)

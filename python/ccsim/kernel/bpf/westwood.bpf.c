@@ -18,6 +18,7 @@
  * is_dupack; an ACK that only updates the window counts as one too).
  */
 #include "ccsim_cc.h"
+#include "reno_increase.h"
 #include "westwood_filter.h"
 
 #define CC_METRIC_NAMES "bw_est_bytes_per_s/65536,bw_ns_est_bytes_per_s/65536,bw_last_sample_bytes_per_s/65536," \
@@ -47,27 +48,6 @@ struct cc_state {
 	__u32 timeouts;
 	__u8 flags;
 };
-
-/* Rust RenoIncrease::on_ack, as in newreno.bpf.c. */
-static __always_inline void reno_increase(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
-{
-	__u64 mss = w->mss_bytes;
-	__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * mss : mss;
-
-	if (ack->bytes_acked == 0 || ack->in_recovery || !ack->cwnd_limited)
-		return;
-	if (cc_in_slow_start(w)) {
-		w->cwnd_bytes += cc_min(ack->bytes_acked, limit);
-	} else if (tcp_abc_limit) {
-		s->bytes_acked_in_ca += cc_min(ack->bytes_acked, limit);
-		if (s->bytes_acked_in_ca >= w->cwnd_bytes) {
-			s->bytes_acked_in_ca -= w->cwnd_bytes;
-			w->cwnd_bytes += mss;
-		}
-	} else {
-		w->cwnd_bytes += cc_max(mss * mss / cc_max(w->cwnd_bytes, 1), 1);
-	}
-}
 
 /* Rust AckAccounting::count (Linux westwood_acked_count). */
 static __always_inline __u64 acked_count(struct cc_state *s, __u64 bytes_acked, __u64 mss)
@@ -132,7 +112,7 @@ static __always_inline void cc_init(struct cc_state *s, struct cc_window *w)
 static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, const struct cc_ack *ack)
 {
 	observe(s, ack, w->mss_bytes);
-	reno_increase(s, w, ack);
+	reno_increase_on_ack(&s->bytes_acked_in_ca, w, ack, false);
 }
 
 /* A fast retransmit (and the first expiry of a timeout, corrected in cc_on_timeout). */
