@@ -458,3 +458,163 @@ register(Experiment(
               tolerance="no queue drops", verdict=lambda s: "reproduced" if int(_fig2_run(s)["bottleneck_drops_queue"]) == 0 else "differs"),
     ),
 ))
+
+
+# --- Table I: H-TCP congestion epoch duration ---------------------------------------------------
+
+TABLE1 = "leith_table1"
+# Table I of the paper (taken from the H-TCP internet draft): congestion window (packets) -> epoch (s)
+TABLE1_PAPER = {100: 1.1, 1000: 3.1, 2000: 4.3, 5000: 6.6, 10000: 9.2, 20000: 12.8, 50000: 19.4}
+TABLE1_SIMULATED = [100, 1000, 2000, 5000, 10000]  # 20000 and 50000 packets (1.2 and 3 Gbit/s) only in the model
+TABLE1_RTT_S = 0.1  # H-TCP's reference RTT: with RTT scaling on, alpha is then not rescaled
+
+
+def htcp_epoch_model(window: float, beta: float = 0.5, delta_l_s: float = 1.0, dt: float = 1e-3) -> float:
+    """Congestion epoch of H-TCP in seconds, from eq. (2) and the draft's rules: the window grows from
+    beta*W back to W at 2(1-beta)*alpha(Delta) packets per RTT (alpha = 1 for Delta <= Delta_L, then
+    1 + 10(Delta-Delta_L) + ((Delta-Delta_L)/2)^2), with RTT scaling making that alpha/0.1 s per second
+    whatever the RTT. ``delta_l_s = 0`` drops the low-speed interval."""
+    need, t, got = window * (1.0 - beta), 0.0, 0.0
+    rate = 2.0 * (1.0 - beta) / TABLE1_RTT_S  # packets per second per unit of alpha, RTT-scaled
+    while got < need:
+        d = t - delta_l_s
+        alpha = 1.0 if d <= 0 else 1.0 + 10.0 * d + 0.25 * d * d
+        got += alpha * rate * dt
+        t += dt
+    return t
+
+
+TABLE1_BUFFERS = [1.0, 0.1]  # drop-tail buffer as a fraction of the BDP: beta 0.5 (RTT doubles), or beta 0.8 (RTT stays near RTTmin)
+BUF_PATH = "topology.queue"
+
+
+def table1_plan(quick: bool = False) -> SweepPlan:
+    # One H-TCP flow, RTTmin 100 ms (H-TCP's reference RTT, so RTT scaling leaves alpha as it is), a
+    # drop-tail buffer of b x BDP: the window at loss is W = (1 + b) BDP. b = 1 gives H-TCP's adaptive
+    # beta = RTTmin/RTTmax = 0.5, the value the draft's table assumes; b = 0.1 keeps the RTT near RTTmin.
+    windows = [100, 1000] if quick else TABLE1_SIMULATED
+    points = []
+    for b in TABLE1_BUFFERS:
+        for w in windows:
+            bdp = w / (1.0 + b)
+            rate = bdp * 1500 * 8 / TABLE1_RTT_S
+            duration = 20 if quick else int(max(30, 6 * htcp_epoch_model(w) + 10))
+            points.append({"topology.bottleneck_rate": f"{rate / 1e3:.0f}kbit", BUF_PATH: f"{max(2, round(b * bdp))}pkt",
+                           "run.duration": f"{duration}s"})
+    doc = {
+        "run": {"duration": "30s", "sample_interval": "50ms", "seed": SEED},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "6Mbit", "bottleneck_delay": "50ms", "queue": "50pkt"},
+        "tcp": {"profile": "linux", "rwnd": "1GiB", "mss": "1460B"},
+        "flows": [{"algorithm": "htcp", "count": 1}],
+    }
+    return SweepPlan(name=TABLE1, base=doc, explicit_points=points, repetitions=1, seed=SEED)
+
+
+def _table1_key(overrides: dict[str, Any]) -> tuple[float, int]:
+    rate = float(str(overrides["topology.bottleneck_rate"]).removesuffix("kbit")) * 1e3
+    q = int(str(overrides[BUF_PATH]).removesuffix("pkt"))
+    bdp = rate * TABLE1_RTT_S / (1500 * 8)
+    b = min(TABLE1_BUFFERS, key=lambda x: abs(x - q / bdp))
+    w = min(TABLE1_PAPER, key=lambda x: abs(x - (bdp + q)))
+    return b, w
+
+
+def table1_epochs(sweep: Any, buffer: float = 1.0) -> dict[int, tuple[float, int]]:
+    """{window: (median epoch in s, epochs counted)} for the runs with ``buffer`` x BDP of buffering:
+    the time between H-TCP congestion events, from the second event on (the first ends slow start)."""
+    out = {}
+    for overrides, result in point_runs(sweep).values():
+        s = metric_series(result, "congestion_events", flow=0)
+        moved = s[s["value"].diff().fillna(0) > 0]["time_s"].to_numpy(dtype=float)
+        gaps = np.diff(moved[1:]) if moved.size > 2 else np.array([])
+        b, w = _table1_key(overrides)
+        if b != buffer:
+            continue
+        out[w] = (float(np.median(gaps)) if gaps.size else float("nan"), int(gaps.size))
+    return dict(sorted(out.items()))
+
+
+def table1_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    ws = sorted(TABLE1_PAPER)
+    fig, ax = plt.subplots(figsize=(6, 3.4), dpi=100)
+    ax.plot(ws, [TABLE1_PAPER[w] for w in ws], "ks-", label="paper, Table I")
+    ax.plot(ws, [htcp_epoch_model(w) for w in ws], "b--", lw=1, label="eq. (2) model, Delta_L = 1 s")
+    ax.plot(ws, [htcp_epoch_model(w, delta_l_s=0.0) for w in ws], "g:", lw=1.5, label="eq. (2) model without Delta_L")
+    for b, mark in zip(TABLE1_BUFFERS, ("ro", "m^")):
+        sim = table1_epochs(sweep, b)
+        ax.plot(list(sim), [v[0] for v in sim.values()], mark, label=f"ccsim htcp, buffer {b:g} BDP")
+    ax.set_xscale("log")
+    ax.set_xlabel("congestion window at loss (packets)")
+    ax.set_ylabel("congestion epoch (s)")
+    ax.set_title("Leith Table I: H-TCP congestion epoch vs window", fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = out_dir / "epochs.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def table1_sim_ours(sweep: Any) -> str:
+    return "; ".join(f"W {w}: {e:.1f} s ({n} epochs)" for w, (e, n) in table1_epochs(sweep).items())
+
+
+def table1_sim_verdict(sweep: Any) -> str:
+    sim = table1_epochs(sweep)
+    off = {w: e - TABLE1_PAPER[w] for w, (e, _) in sim.items() if abs(e - TABLE1_PAPER[w]) > 0.15 * TABLE1_PAPER[w]}
+    if not off:
+        return "reproduced"
+    return ("differs: longer by " + ", ".join(f"{d:+.1f} s (W {w})" for w, d in off.items())
+            + "; the table leaves out H-TCP's 1 s low-speed interval Delta_L (last row), and a full buffer "
+            "stretches each RTT of growth (rows 2-3)")
+
+
+def table1_model_ours(sweep: Any, buffer: float = 1.0) -> str:
+    sim = table1_epochs(sweep, buffer)
+    return "; ".join(f"W {w}: ccsim {e:.1f} s vs model {htcp_epoch_model(w):.1f} s" for w, (e, _) in sim.items())
+
+
+def table1_model_verdict(sweep: Any, buffer: float = 1.0) -> str:
+    sim = table1_epochs(sweep, buffer)
+    bad = {w: (e, htcp_epoch_model(w)) for w, (e, _) in sim.items() if abs(e - htcp_epoch_model(w)) > max(0.3, 0.1 * htcp_epoch_model(w))}
+    return "reproduced" if not bad else "differs: " + ", ".join(f"W {w}: {a:.1f} vs {b:.1f} s" for w, (a, b) in bad.items())
+
+
+def table1_no_delta_l_ours(_sweep: Any) -> str:
+    return "; ".join(f"W {w}: {htcp_epoch_model(w, delta_l_s=0.0):.2f} vs {p:g} s" for w, p in TABLE1_PAPER.items())
+
+
+def table1_no_delta_l_verdict(_sweep: Any) -> str:
+    bad = {w: htcp_epoch_model(w, delta_l_s=0.0) for w, p in TABLE1_PAPER.items() if abs(htcp_epoch_model(w, delta_l_s=0.0) - p) > 0.25}
+    return "reproduced" if not bad else f"differs: {bad}"
+
+
+register(Experiment(
+    name=TABLE1,
+    title="H-TCP congestion epoch duration versus window (Leith 2007, Table I)",
+    source=SOURCE + "; Section II-B, eq. (2), Table I (from the H-TCP internet draft)",
+    description="One htcp flow (linux profile: RTT scaling, adaptive backoff, bandwidth switch on), 100 ms RTT "
+                "(H-TCP's reference RTT), a BDP of drop-tail buffering so the window at loss is W = 2 BDP and beta = "
+                "0.5; W = 100, 1000, 2000, 5000 and 10000 packets (6 to 600 Mbit/s), about six epochs each; epoch = "
+                "median time between congestion events after the first. Table I gives no set-up (it is taken from the "
+                "draft); the eq. (2) model is computed for every row with and without the 1 s low-speed interval. "
+                "--quick: W = 100 and 1000, 20 s.",
+    build_plan=table1_plan,
+    draw_figures=table1_figures,
+    paper_key="leith",
+    figure="Table I",
+    claims=(
+        Claim("epoch duration, ccsim's htcp (buffer 1 BDP, beta 0.5)", "1.1, 3.1, 4.3, 6.6, 9.2 s for W = 100 ... 10000", table1_sim_ours, "Table I",
+              tolerance="within 15 % of the table per row", verdict=table1_sim_verdict),
+        Claim("ccsim's htcp against the eq. (2) model (Delta_L = 1 s, beta 0.5, RTT-scaled)", "(the law the table is computed from)",
+              table1_model_ours, "Section II-B, eq. (2)", tolerance="within max(0.3 s, 10 %) of the model",
+              verdict=table1_model_verdict),
+        Claim("the same with a 0.1 BDP buffer (RTT stays near RTTmin, beta 0.8)", "(the law the table is computed from)",
+              lambda s: table1_model_ours(s, 0.1), "Section II-B, eq. (2)", tolerance="within max(0.3 s, 10 %) of the model",
+              verdict=lambda s: table1_model_verdict(s, 0.1)),
+        Claim("the table against the eq. (2) model without the 1 s low-speed interval", "Table I", table1_no_delta_l_ours,
+              "Table I", tolerance="every row within 0.25 s", verdict=table1_no_delta_l_verdict),
+    ),
+))
