@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ccsim.experiments.helpers import pyplot
 from ccsim.experiments.registry import Claim, Experiment, register
@@ -616,5 +617,301 @@ register(Experiment(
               verdict=lambda s: table1_model_verdict(s, 0.1)),
         Claim("the table against the eq. (2) model without the 1 s low-speed interval", "Table I", table1_no_delta_l_ours,
               "Table I", tolerance="every row within 0.25 s", verdict=table1_no_delta_l_verdict),
+    ),
+))
+
+
+# --- Figs 5 and 6: one delay flow against three loss flows, the modified AIMD of eq. (6) ------------
+
+FIG6 = "leith_fig6"
+FIG6_GAMMAS = [0.0, 0.25, 0.5, 0.75, 1.0]
+FIG6_DELTA0S_MS = [1, 0, 1000, 3000, 10000]  # 1 ms: no rate limit (the basic algorithm); 0: ccsim's adaptive Delta0
+GAMMA_PATH = "flows[0].params.gamma"
+DELTA0_PATH = "flows[0].params.delta0_ms"
+FIG6_FAIR_BPS = 10e6 / 4
+
+
+def _fig6_doc(duration_s: float) -> dict[str, Any]:
+    # "propagation delay 100ms" read as the round trip, as Figs 3-4's 120 ms (50 ms each way)
+    return {
+        "run": {"duration": f"{duration_s:g}s", "sample_interval": "100ms", "seed": SEED, "measure": ["20s", f"{duration_s:g}s"]},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": "50ms", "queue": "100pkt"},
+        "tcp": {"profile": "ns2", "rwnd": "64MiB"},
+        "flows": [{"algorithm": "delay_aimd", "count": 1, "name": "delay", "start": {"uniform": ["0s", "2s"]},
+                   "params": {"tau0_ms": 20, "gamma": 0.5, "delta0_ms": 0}},
+                  {"algorithm": "newreno", "count": 3, "name": "loss", "start": {"uniform": ["0s", "2s"]}}],
+    }
+
+
+def fig6_plan(quick: bool = False) -> SweepPlan:
+    duration = 30 if quick else 120
+    grid = {GAMMA_PATH: [0.0, 0.5] if quick else FIG6_GAMMAS, DELTA0_PATH: [1, 3000] if quick else FIG6_DELTA0S_MS}
+    return SweepPlan(name=FIG6, base=_fig6_doc(duration), grid=grid, repetitions=1 if quick else 3, seed=SEED)
+
+
+def _fig6_table(sweep: Any) -> Any:
+    """Mean goodput of the delay flow per (gamma, Delta0), over the repetitions."""
+    f = sweep.flows
+    d = f[f["name"] == "delay"]
+    return d.groupby([GAMMA_PATH, DELTA0_PATH])["goodput_bps"].mean()
+
+
+def _delta0_label(v: int) -> str:
+    return {1: "none", 0: "adaptive"}.get(int(v), f"{int(v) / 1000:g} s")
+
+
+def fig6_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    t = _fig6_table(sweep).unstack(DELTA0_PATH)
+    cols = [c for c in FIG6_DELTA0S_MS if c in t.columns]
+    t = t[cols] / FIG6_FAIR_BPS
+    fig, ax = plt.subplots(figsize=(6, 3.4), dpi=100)
+    im = ax.imshow(t.to_numpy(), cmap="viridis", vmin=0, vmax=max(1.0, float(np.nanmax(t.to_numpy()))), aspect="auto")
+    for i in range(t.shape[0]):
+        for j in range(t.shape[1]):
+            ax.text(j, i, f"{t.iat[i, j]:.2f}", ha="center", va="center", color="w", fontsize=8)
+    ax.set_xticks(range(len(cols)), [_delta0_label(c) for c in cols])
+    ax.set_yticks(range(len(t.index)), [f"{g:g}" for g in t.index])
+    ax.set_xlabel("Delta0 (delay backoffs at most once per Delta0)")
+    ax.set_ylabel("gamma (eq. 5)")
+    fig.colorbar(im, ax=ax, label="delay flow goodput / fair share")
+    ax.set_title("Leith Fig. 6: 1 delay flow vs 3 NewReno, 10 Mbit/s, 100 ms", fontsize=10)
+    fig.tight_layout()
+    path = out_dir / "delay_share.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _fig6_basic(sweep: Any) -> float:
+    return float(_fig6_table(sweep).loc[(0.0, 1)])
+
+
+def fig6_basic_ours(sweep: Any) -> str:
+    b = _fig6_basic(sweep)
+    return f"{b / 1e6:.2f} Mbit/s = {b / FIG6_FAIR_BPS:.2f} of the fair share (gamma 0, no Delta0)"
+
+
+def fig6_basic_verdict(sweep: Any) -> str:
+    b = _fig6_basic(sweep)
+    return "reproduced" if b < 0.5 * FIG6_FAIR_BPS else f"differs: {b / FIG6_FAIR_BPS:.2f} of the fair share"
+
+
+def fig6_best(sweep: Any) -> tuple[tuple[float, int], float]:
+    t = _fig6_table(sweep)
+    key = t.idxmax()
+    return key, float(t.loc[key])
+
+
+def fig6_best_ours(sweep: Any) -> str:
+    (g, d0), v = fig6_best(sweep)
+    return (f"best: gamma {g:g}, Delta0 {_delta0_label(d0)}: {v / 1e6:.2f} Mbit/s = {v / FIG6_FAIR_BPS:.2f} of the fair share "
+            f"({v / max(_fig6_basic(sweep), 1.0):.1f} x the basic algorithm)")
+
+
+def fig6_best_verdict(sweep: Any) -> str:
+    (_, _), v = fig6_best(sweep)
+    b = _fig6_basic(sweep)
+    if v >= 0.5 * FIG6_FAIR_BPS and v >= 2 * b:
+        return "reproduced"
+    return f"differs: best {v / FIG6_FAIR_BPS:.2f} of the fair share, {v / max(b, 1.0):.1f} x the basic algorithm"
+
+
+def fig6_sensitivity(sweep: Any) -> str:
+    t = _fig6_table(sweep) / FIG6_FAIR_BPS
+    by_g = t.groupby(level=0).mean()
+    by_d = t.groupby(level=1).mean()
+    default = t.get((0.5, 0), float("nan"))
+    return (f"share of fair over the sweep {t.min():.2f}-{t.max():.2f}; mean by gamma "
+            + ", ".join(f"{g:g}: {v:.2f}" for g, v in by_g.items()) + "; by Delta0 "
+            + ", ".join(f"{_delta0_label(d)}: {v:.2f}" for d, v in by_d.items()) + f"; ccsim defaults (0.5, adaptive): {default:.2f}")
+
+
+register(Experiment(
+    name=FIG6,
+    title="Delay-based AIMD against loss-based flows: the modified AIMD's gamma and Delta0 (Leith 2007, Fig. 6)",
+    source=SOURCE + "; Section III, eqs. (5)-(6), Fig. 6",
+    description="One delay_aimd flow and three NewReno flows (the paper's \"loss-based flows\"; starts uniform in [0, 2] s), "
+                "ns, 10 Mbit/s, 100 ms round trip (50 ms each way), 100-packet queue, tau0 20 ms; ns-2 profile; 120 s, "
+                "goodput over 20-120 s, 3 repetitions. gamma and Delta0 are not given: swept over gamma 0-1 and Delta0 "
+                "none (1 ms), adaptive (ccsim's default), 1, 3 and 10 s. --quick: gamma 0 and 0.5, Delta0 none and 3 s, 30 s, "
+                "1 repetition.",
+    build_plan=fig6_plan,
+    draw_figures=fig6_figures,
+    paper_key="leith",
+    figure="Fig. 6",
+    claims=(
+        Claim("delay flow's goodput, basic algorithm (gamma 0, no Delta0)", "competes poorly with loss-based flows",
+              fig6_basic_ours, "Section III", tolerance="below 0.5 of the fair share (2.5 Mbit/s)", verdict=fig6_basic_verdict),
+        Claim("delay flow's goodput with the modified AIMD (eqs. 5-6), best (gamma, Delta0)", "improves the delay flow's share",
+              fig6_best_ours, "Section III, Fig. 6", tolerance=">= 0.5 of the fair share and >= 2 x the basic algorithm",
+              verdict=fig6_best_verdict),
+        Claim("sensitivity to the unstated gamma and Delta0", "not given", fig6_sensitivity, "-"),
+    ),
+))
+
+
+FIG5 = "leith_fig5"
+FIG5_DELTA0_MS = 3000
+
+
+def fig5_plan(quick: bool = False) -> SweepPlan:
+    doc = _fig6_doc(30 if quick else 60)
+    doc["flows"][0]["params"] = {"tau0_ms": 20, "gamma": 0.5, "delta0_ms": FIG5_DELTA0_MS}
+    return SweepPlan(name=FIG5, base=doc, repetitions=1, seed=SEED)
+
+
+def _fig5_trace(sweep: Any) -> Any:
+    r = next(iter(point_runs(sweep).values()))[1]
+    f = r.flows[r.flows["flow"] == 0].set_index("time_s")[["cwnd_pkts"]]
+    m = r.cc_metrics
+    p = m[m["flow"] == 0].pivot_table(index="time_s", columns="name", values="value")
+    return f.join(p[["delay_backoffs", "loss_backoffs", "increase_held"]])
+
+
+def fig5_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    t = _fig5_trace(sweep)
+    fig, ax = plt.subplots(figsize=(6, 3.0), dpi=100)
+    ax.plot(t.index, t["cwnd_pkts"], lw=1, label="delay flow cwnd")
+    db = t.index[t["delay_backoffs"].diff().fillna(0) > 0]
+    lb = t.index[t["loss_backoffs"].diff().fillna(0) > 0]
+    ax.plot(db, t.loc[db, "cwnd_pkts"], "rv", ms=4, label="delay backoff")
+    ax.plot(lb, t.loc[lb, "cwnd_pkts"], "kx", ms=4, label="loss backoff")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cwnd (packets)")
+    ax.set_title(f"Leith Fig. 5: modified AIMD (gamma 0.5, Delta0 {FIG5_DELTA0_MS / 1000:g} s) beside 3 NewReno", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = out_dir / "cwnd.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _fig5_flat_share(sweep: Any) -> float:
+    t = _fig5_trace(sweep)
+    t = t[t.index > 10]
+    return float((t["cwnd_pkts"].diff().abs() < 1e-6).mean())
+
+
+def _fig5_min_gap(sweep: Any) -> float:
+    t = _fig5_trace(sweep)
+    moved = t["delay_backoffs"].diff().fillna(0)
+    if (moved > 1).any():
+        return 0.0
+    times = t.index[moved > 0].to_numpy(dtype=float)
+    return float(np.diff(times).min()) if times.size > 1 else float("inf")
+
+
+register(Experiment(
+    name=FIG5,
+    title="Delay-based AIMD: the modified algorithm inserts a flat section into the sawtooth (Leith 2007, Fig. 5)",
+    source=SOURCE + "; Section III, eq. (6), Fig. 5",
+    description="Fig. 5 gives no set-up: the Fig. 6 path (10 Mbit/s, 100 ms, 100 packets, one delay_aimd flow beside three "
+                "NewReno flows; ns-2 profile), gamma 0.5, Delta0 3 s (a value inside the Fig. 6 sweep), tau0 20 ms; 60 s, "
+                "one run. --quick: 30 s.",
+    build_plan=fig5_plan,
+    draw_figures=fig5_figures,
+    paper_key="leith",
+    figure="Fig. 5",
+    claims=(
+        Claim("flat sections: samples (100 ms) after 10 s in which the window does not change", "a flat section in each epoch",
+              lambda s: f"{_fig5_flat_share(s) * 100:.0f} % of samples", "Section III, Fig. 5", tolerance=">= 20 %",
+              verdict=lambda s: "reproduced" if _fig5_flat_share(s) >= 0.2 else f"differs: {_fig5_flat_share(s) * 100:.0f} %"),
+        Claim("time between delay backoffs", f"at least Delta0 ({FIG5_DELTA0_MS / 1000:g} s)",
+              lambda s: f"shortest gap {_fig5_min_gap(s):.1f} s", "Section III, eq. (6)", tolerance="shortest gap >= Delta0 - 0.1 s",
+              verdict=lambda s: "reproduced" if _fig5_min_gap(s) >= FIG5_DELTA0_MS / 1000 - 0.1 else "differs"),
+    ),
+))
+
+
+# --- Fig. 7: operation at the knee, 1 to 128 flows ------------------------------------------------
+
+FIG7 = "leith_fig7"
+FIG7_FLOWS = [1, 4, 16, 64, 128]
+N_PATH = "flows[0].count"
+ALG_PATH = "flows[0].algorithm"
+
+
+def fig7_plan(quick: bool = False) -> SweepPlan:
+    # quick: the same shape at 20 Mbit/s (buffer still 250 ms), 1 and 4 flows, 15 s
+    rate, duration = (20e6, 15) if quick else (500e6, 60)
+    doc = {
+        "run": {"duration": f"{duration}s", "sample_interval": "500ms", "seed": SEED, "measure": [f"{duration // 3}s", f"{duration}s"]},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": f"{rate / 1e6:g}Mbit", "bottleneck_delay": "125ms",
+                     "queue": f"{int(rate * 0.25 / 8 / 1500)}pkt"},
+        "tcp": {"profile": "linux", "rwnd": "256MiB"},
+        "flows": [{"algorithm": "delay_aimd", "count": 1, "start": {"uniform": ["0s", "2s"]}, "params": {"tau0_ms": 50}}],
+    }
+    points = [{ALG_PATH: a, N_PATH: n, "flows[0].params": ({"tau0_ms": 50} if a == "delay_aimd" else {})}
+              for a in ("delay_aimd", "htcp") for n in ([1, 4] if quick else FIG7_FLOWS)]
+    return SweepPlan(name=FIG7, base=doc, explicit_points=points, repetitions=1, seed=SEED)
+
+
+def _fig7_table(sweep: Any) -> Any:
+    r = sweep.runs
+    t = pd.DataFrame({"algorithm": r[ALG_PATH], "flows": r[N_PATH].astype(int), "util": r["bottleneck_utilisation"],
+                      "qdelay": r["bottleneck_qdelay_mean_ms"], "drops": r["bottleneck_drops_queue"]})
+    return t.groupby(["algorithm", "flows"]).mean().reset_index()
+
+
+def fig7_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    t = _fig7_table(sweep)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2), dpi=100)
+    for algo, g in t.groupby("algorithm"):
+        label = "delay-based AIMD (tau0 50 ms)" if algo == "delay_aimd" else "H-TCP (loss-based)"
+        a1.plot(g["flows"], g["util"] * 100, marker="o", label=label)
+        a2.plot(g["flows"], 250 + g["qdelay"], marker="o", label=label)
+    for ax in (a1, a2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("number of flows")
+    a1.set_ylabel("link utilisation (%)")
+    a1.set_ylim(0, 105)
+    a2.set_ylabel("mean RTT: 250 ms + queueing (ms)")
+    a1.legend(fontsize=7)
+    fig.suptitle("Leith Fig. 7: 500 Mbit/s, 250 ms RTT, BDP of buffering", fontsize=10)
+    fig.tight_layout()
+    path = out_dir / "knee.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _fig7_delay(sweep: Any) -> Any:
+    t = _fig7_table(sweep)
+    return t[t["algorithm"] == "delay_aimd"]
+
+
+register(Experiment(
+    name=FIG7,
+    title="Delay-based AIMD at the knee: utilisation and delay for 1 to 128 flows (Leith 2007, Fig. 7)",
+    source=SOURCE + "; Section VI-B, Fig. 7",
+    description="Testbed set-up (Linux 2.6.17, dummynet) on the linux profile: 500 Mbit/s, 250 ms RTT, a BDP of "
+                "buffering (10416 packets), 1, 4, 16, 64 and 128 flows (starts uniform in [0, 2] s) of delay_aimd "
+                "(tau0 50 ms) or H-TCP; 60 s, utilisation and mean queueing delay over 20-60 s, one run per point "
+                "(the paper gives no count). --quick: 20 Mbit/s (416 packets), 1 and 4 flows, 15 s.",
+    build_plan=fig7_plan,
+    draw_figures=fig7_figures,
+    paper_key="leith",
+    figure="Fig. 7",
+    claims=(
+        Claim("delay-based link utilisation, every flow count", "close to capacity regardless of the number of flows",
+              lambda s: ", ".join(f"{n}: {u * 100:.0f} %" for n, u in zip(_fig7_delay(s)["flows"], _fig7_delay(s)["util"])),
+              "Section VI-B, Fig. 7", tolerance=">= 90 % for every flow count",
+              verdict=lambda s: "reproduced" if (_fig7_delay(s)["util"] >= 0.9).all() else "differs"),
+        Claim("delay-based mean queueing delay", "< 30 ms at all times",
+              lambda s: ", ".join(f"{n}: {q:.1f} ms" for n, q in zip(_fig7_delay(s)["flows"], _fig7_delay(s)["qdelay"])),
+              "Section VI-B", tolerance="time-mean < 30 ms for every flow count",
+              verdict=lambda s: "reproduced" if (_fig7_delay(s)["qdelay"] < 30).all() else "differs"),
+        Claim("delay-based packet loss", "zero, even with 128 flows",
+              lambda s: ", ".join(f"{n}: {int(d)}" for n, d in zip(_fig7_delay(s)["flows"], _fig7_delay(s)["drops"])) + " queue drops (measured window)",
+              "Section VI-B", tolerance="0 drops", verdict=lambda s: "reproduced" if (_fig7_delay(s)["drops"] == 0).all() else "differs"),
+        Claim("H-TCP mean queueing delay", "higher (figure)",
+              lambda s: ", ".join(f"{int(r.flows)}: {r.qdelay:.0f} ms" for r in _fig7_table(s).query("algorithm == 'htcp'").itertuples()), "Fig. 7"),
     ),
 ))
