@@ -375,3 +375,338 @@ register(Experiment(
               lambda s: f"{_flat_spread(_fig1_trace(s, True)[0]) * 100:.1f} % (forced decreases: alone beside a CBR, RE = NL)", "-"),
     ),
 ))
+
+
+# --- Fig. 2: forced decreases alone and beside a CBR (testbed) ----------------------------------------
+
+FIG2 = "limit_fig2"
+LINUX_TCP = {"profile": "linux", "rwnd": "64MiB", "mss": "1460B"}  # the paper's testbed: Linux 2.6.16 senders
+
+
+def fig2_plan(quick: bool = False) -> SweepPlan:
+    doc = {
+        "run": {"duration": "40s" if quick else "50s", "sample_interval": "100ms", "seed": SEED},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": "50ms", "queue": "83pkt"},
+        "tcp": dict(LINUX_TCP),
+        "flows": [{"algorithm": "tcp_limit", "count": 1, "name": "tcp"},
+                  {"kind": "cbr", "rate": "4Mbit", "payload": "1000B", "name": "cbr", "start": "15s", "stop": "35s"}],
+    }
+    return SweepPlan(name=FIG2, base=doc, repetitions=1, seed=SEED)
+
+
+def _fig2_trace(sweep: Any):
+    result = next(iter(point_runs(sweep).values()))[1]
+    f = result.flows[result.flows["flow"] == 0].set_index("time_s")[["cwnd_pkts"]]
+    m = result.cc_metrics
+    p = m[m["flow"] == 0].pivot_table(index="time_s", columns="name", values="value")
+    mss = 1460.0
+    vt = p["v_target_bytes"].where(p["v_target_bytes"] >= 0) / mss
+    return f.join(pd.DataFrame({"cwe_re": p["cwe_re_bytes"] / mss, "v_cwnd": p["v_cwnd_bytes"] / mss, "v_target": vt,
+                                "forced": p["forced_decreases"]}))
+
+
+def _forced_per_s(t, start: float, end: float) -> float:
+    w = t[(t.index > start) & (t.index <= end)]["forced"]
+    return float(w.iloc[-1] - w.iloc[0]) / (end - start)
+
+
+def fig2_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    t = _fig2_trace(sweep)
+    fig, ax = plt.subplots(figsize=(6.5, 3.2), dpi=100)
+    ax.plot(t.index, t["cwnd_pkts"], lw=1.2, label="cwnd")
+    ax.plot(t.index, t["v_cwnd"], lw=1, ls="--", label="v_cwnd")
+    ax.plot(t.index, t["v_target"], lw=1, label="v_target")
+    ax.plot(t.index, t["cwe_re"], lw=1, label="CWE(RE)")
+    ax.axvspan(15, 35, color="grey", alpha=0.15, label="4 Mbit/s CBR")
+    ax.set_ylim(0, 1.5 * float(t["cwnd_pkts"][t.index > 5].max()))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("packets")
+    ax.set_title("TCP Limit Fig. 2: 10 Mbit/s, 50 ms, CBR in [15 s, 35 s] (linux profile)", fontsize=9)
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    path = out_dir / "forced_decrease.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+register(Experiment(
+    name=FIG2,
+    title="TCP Limit: forced decreases are frequent alone and rarer beside a CBR (Németh et al., Fig. 2)",
+    source=SOURCE + "; Section III, Fig. 2 (testbed measurement)",
+    description="Testbed measurement (Linux 2.6.16, netem) run on the linux profile: one TCP Limit flow, 10 Mbit/s, 50 ms "
+                "link latency (one way), 83-packet (BDP) queue, 4 Mbit/s CBR in [15 s, 35 s]; 50 s, one run (as the paper).",
+    build_plan=fig2_plan,
+    draw_figures=fig2_figures,
+    paper_key="limit",
+    figure="Fig. 2",
+    claims=(
+        Claim("forced decreases per 10 s, alone (5-15 s) vs beside the CBR (15-35 s)", "less frequent while the CBR runs",
+              lambda s: f"{_forced_per_s(_fig2_trace(s), 5, 15) * 10:.1f} alone vs {_forced_per_s(_fig2_trace(s), 15, 35) * 10:.1f} with the CBR",
+              "Section III, Fig. 2", tolerance="rate with the CBR below the rate alone",
+              verdict=lambda s: "reproduced" if _forced_per_s(_fig2_trace(s), 15, 35) < _forced_per_s(_fig2_trace(s), 5, 15) else "differs"),
+        Claim("forced decreases in (20 s, 35 s)", "two",
+              lambda s: f"{_forced_per_s(_fig2_trace(s), 20, 35) * 15:.0f}", "Fig. 2", tolerance="1 to 3",
+              verdict=lambda s: "reproduced" if 1 <= round(_forced_per_s(_fig2_trace(s), 20, 35) * 15) <= 3 else "differs"),
+        Claim("forced decreases after the CBR leaves (35-50 s)", "frequent again (RE = NL)",
+              lambda s: f"{_forced_per_s(_fig2_trace(s), 35, 50) * 10:.1f} per 10 s", "Fig. 2"),
+    ),
+))
+
+
+# --- Fig. 4: fairness of two flows (testbed) -------------------------------------------------------
+
+FIG4 = "limit_fig4"
+FIG4_SECOND_S = 15
+
+
+def fig4_plan(quick: bool = False) -> SweepPlan:
+    # "a link of 10 Mbps and 100ms": the link latency, one way (as Figs 1-2 give it); BDP queue 167 packets
+    duration, second = (20, 5) if quick else (120, FIG4_SECOND_S)
+    doc = {
+        "run": {"duration": f"{duration}s", "sample_interval": "500ms", "seed": SEED, "measure": [f"{duration // 2}s", f"{duration}s"]},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": "100ms", "queue": "167pkt"},
+        "tcp": dict(LINUX_TCP),
+        "flows": [{"algorithm": "tcp_limit", "count": 1, "name": "flow1", "start": "0s"},
+                  {"algorithm": "tcp_limit", "count": 1, "name": "flow2", "start": {"uniform": [f"{second - 2}s", f"{second + 2}s"]}}],
+    }
+    points = [{"flows[0].algorithm": a, "flows[1].algorithm": a} for a in ("tcp_limit", "newreno")]
+    return SweepPlan(name=FIG4, base=doc, explicit_points=points, repetitions=2 if quick else 20, seed=SEED)
+
+
+def _fig4_jain(sweep: Any, algo: str) -> np.ndarray:
+    r = sweep.runs
+    return r[r["flows[0].algorithm"] == algo]["jain_index"].to_numpy(dtype=float)
+
+
+def fig4_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2), dpi=100, gridspec_kw={"width_ratios": [2, 1]})
+    for overrides, result in point_runs(sweep).values():
+        if overrides["flows[0].algorithm"] != "tcp_limit":
+            continue
+        for flow, rows in result.flows.groupby("flow"):
+            a1.plot(rows["time_s"], rows["cwnd_pkts"], lw=1, label=f"flow {flow + 1}")
+    a1.set_xlabel("time (s)")
+    a1.set_ylabel("cwnd (packets)")
+    a1.set_title("two TCP Limit flows (repetition 0)", fontsize=9)
+    a1.legend(fontsize=7)
+    data = [_fig4_jain(sweep, a) for a in ("tcp_limit", "newreno")]
+    a2.boxplot(data)
+    a2.set_xticks([1, 2], ["TCP Limit", "NewReno"])
+    a2.scatter([1, 2], [0.957, 0.994], marker="*", color="red", zorder=3, label="paper, mean")
+    a2.set_ylabel("Jain index (second half)")
+    a2.legend(fontsize=7)
+    fig.suptitle("TCP Limit Fig. 4: two flows, 10 Mbit/s, 100 ms (linux profile)", fontsize=10)
+    fig.tight_layout()
+    path = out_dir / "fairness.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _jain_text(sweep: Any, algo: str) -> str:
+    j = _fig4_jain(sweep, algo)
+    return f"{j.mean():.3f} ± {j.std(ddof=1) if j.size > 1 else 0:.3f} over {j.size} runs"
+
+
+register(Experiment(
+    name=FIG4,
+    title="TCP Limit: two flows approach fairness, Jain 0.957 against NewReno's 0.994 (Németh et al., Fig. 4)",
+    source=SOURCE + "; Section V-B, Fig. 4 (testbed measurement)",
+    description="Testbed measurement run on the linux profile: two TCP Limit flows (then two NewReno flows), 10 Mbit/s, "
+                "100 ms link latency read as one way (as Figs 1-2), 167-packet (BDP) queue, initial ssthresh infinite, "
+                "the second flow starting at U[13, 17] s (it loses packets at about 16 s in the paper); 120 s, Jain index "
+                "over 60-120 s (\"the equilibrium state\"), 20 repetitions as the paper. --quick: 20 s, the second flow at U[3, 7] s, 2 repetitions.",
+    build_plan=fig4_plan,
+    draw_figures=fig4_figures,
+    paper_key="limit",
+    figure="Fig. 4",
+    claims=(
+        Claim("Jain index, two TCP Limit flows", "0.957 ± 0.044 (20 runs)", lambda s: _jain_text(s, "tcp_limit"), "Section V-B",
+              tolerance="mean within 0.05 of 0.957",
+              verdict=lambda s: "reproduced" if abs(_fig4_jain(s, "tcp_limit").mean() - 0.957) <= 0.05 else "differs"),
+        Claim("Jain index, two NewReno flows", "0.994 ± 0.005", lambda s: _jain_text(s, "newreno"), "Section V-B",
+              tolerance="mean within 0.02 of 0.994",
+              verdict=lambda s: "reproduced" if abs(_fig4_jain(s, "newreno").mean() - 0.994) <= 0.02 else "differs"),
+        Claim("TCP Limit less fair than NewReno", "minor degradation",
+              lambda s: f"{_fig4_jain(s, 'tcp_limit').mean() - _fig4_jain(s, 'newreno').mean():+.3f}", "Section V-B",
+              tolerance="Limit's mean below NewReno's by at most 0.1",
+              verdict=lambda s: "reproduced" if 0 <= _fig4_jain(s, "newreno").mean() - _fig4_jain(s, "tcp_limit").mean() <= 0.1 else "differs"),
+    ),
+))
+
+
+# --- Figs 6 and 7: a VoIP stream beside one TCP flow --------------------------------------------
+
+FIG6 = "limit_fig6"
+FIG7 = "limit_fig7"
+CBR_RATES = ["1Mbit", "3Mbit"]  # the multiplexed-VoIP CBR's rate is not given: swept
+TCP_ALGO = "flows[0].algorithm"
+CBR_RATE = "flows[2].rate"
+
+
+def _voip_doc(profile_tcp: dict[str, Any], delay_ms: float, duration: int) -> dict[str, Any]:
+    queue = max(4, int(10e6 * 2 * delay_ms / 1e3 / 8 / 1500))  # BDP of the round trip
+    return {
+        "run": {"duration": f"{duration}s", "sample_interval": "100ms", "seed": SEED, "measure": ["10s", f"{duration}s"]},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": f"{delay_ms:g}ms", "queue": f"{queue}pkt"},
+        "tcp": dict(profile_tcp),
+        "flows": [{"algorithm": "newreno", "count": 1, "name": "tcp"},
+                  {"kind": "voip", "name": "voip"},
+                  {"kind": "cbr", "rate": "1Mbit", "payload": "160B", "header": "40B", "name": "voip_aggregate"}],
+    }
+
+
+def fig6_plan(quick: bool = False) -> SweepPlan:
+    doc = _voip_doc(LINUX_TCP, 100, 20 if quick else 60)
+    grid = {TCP_ALGO: ["newreno", "tcp_limit"], CBR_RATE: ["1Mbit"] if quick else CBR_RATES}
+    return SweepPlan(name=FIG6, base=doc, grid=grid, repetitions=1 if quick else 3, seed=SEED)
+
+
+def _voip_table(sweep: Any) -> Any:
+    f = sweep.flows
+    v = f[f["name"] == "voip"]
+    cols = {"algorithm": v[TCP_ALGO], "max": v["owd_max_ms"], "mean": v["owd_mean_ms"], "p50": v["owd_p50_ms"],
+            "jitter": v["jitter_ms"]}
+    if CBR_RATE in v:
+        cols["cbr"] = v[CBR_RATE]
+    if "topology.bottleneck_delay" in v:
+        cols["delay"] = v["topology.bottleneck_delay"].map(lambda x: float(str(x).removesuffix("ms")))
+    return pd.DataFrame(cols)
+
+
+def _voip(sweep: Any, algo: str, column: str) -> float:
+    t = _voip_table(sweep)
+    return float(t[t["algorithm"] == algo][column].mean())
+
+
+def fig6_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    runs = sorted(point_runs(sweep).values(), key=lambda v: (v[0].get(CBR_RATE, ""), v[0][TCP_ALGO]))
+    runs = [v for v in runs if v[0].get(CBR_RATE, "1Mbit") == "1Mbit"]
+    fig, axes = plt.subplots(1, len(runs), figsize=(8, 3.0), dpi=100, sharey=True, squeeze=False)
+    for ax, (overrides, result) in zip(axes[0], runs):
+        s = result.streams
+        v = s[s["flow"] == 1]
+        ax.plot(v["time_s"], v["owd_max_ms"], lw=0.8, label="max per 100 ms")
+        ax.plot(v["time_s"], v["owd_mean_ms"], lw=0.8, label="mean per 100 ms")
+        ax.axhline(200, color="grey", ls=":", lw=1)
+        ax.set_title({"newreno": "(a) TCP NewReno", "tcp_limit": "(b) TCP Limit"}[overrides[TCP_ALGO]], fontsize=9)
+        ax.set_xlabel("time (s)")
+    axes[0][0].set_ylabel("VoIP one-way delay (ms)")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("TCP Limit Fig. 6: VoIP beside one TCP flow, 10 Mbit/s, 100 ms, 1 Mbit/s VoIP aggregate", fontsize=9)
+    fig.tight_layout()
+    path = out_dir / "voip_delay.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _per_cbr(sweep: Any, column: str) -> str:
+    t = _voip_table(sweep)
+    g = t.groupby(["cbr", "algorithm"])[column].mean()
+    return "; ".join(f"CBR {c}: NewReno {g[(c, 'newreno')]:.0f}, Limit {g[(c, 'tcp_limit')]:.0f} ms"
+                     for c in sorted(set(t["cbr"])))
+
+
+register(Experiment(
+    name=FIG6,
+    title="TCP Limit is friendly to VoIP: one-way delay of a VoIP stream beside NewReno and beside Limit (Németh et al., Fig. 6)",
+    source=SOURCE + "; Section V-C, Figs 5-6 (testbed measurement)",
+    description="Testbed measurement (Fig. 5 topology) run on the linux profile: one TCP flow (NewReno, then TCP Limit), one "
+                "G.711 VoIP stream (160 B every 20 ms) and a CBR standing for many multiplexed VoIP sources, one drop-tail "
+                "queue, 10 Mbit/s, 100 ms link latency (one way), 167-packet (BDP) queue; 60 s, delays over 10-60 s, 3 "
+                "repetitions. The CBR's rate is not given: 1 and 3 Mbit/s. --quick: 1 Mbit/s, 20 s, 1 repetition.",
+    build_plan=fig6_plan,
+    draw_figures=fig6_figures,
+    paper_key="limit",
+    figure="Figs 5-6",
+    claims=(
+        Claim("VoIP maximum one-way delay beside NewReno", "as much as 300 ms", lambda s: _per_cbr(s, "max"), "Section V-C, Fig. 6(a)",
+              tolerance="mean over runs within 15 % of 300 ms",
+              verdict=lambda s: "reproduced" if abs(_voip(s, "newreno", "max") - 300) <= 45 else f"differs: {_voip(s, 'newreno', 'max'):.0f} ms"),
+        Claim("VoIP maximum one-way delay beside TCP Limit", "remains below 150 ms", lambda s: _per_cbr(s, "max"), "Fig. 6(b)",
+              tolerance="< 150 ms",
+              verdict=lambda s: "reproduced" if _voip(s, "tcp_limit", "max") < 150 else f"differs: {_voip(s, 'tcp_limit', 'max'):.0f} ms"),
+        Claim("VoIP jitter (RFC 3550)", "significantly lower with TCP Limit", lambda s: _per_cbr(s, "jitter").replace(" ms", ""),
+              "Section V-C", tolerance="Limit's below NewReno's",
+              verdict=lambda s: "reproduced" if _voip(s, "tcp_limit", "jitter") < _voip(s, "newreno", "jitter") else "differs"),
+    ),
+))
+
+FIG7_DELAYS_MS = [10, 25, 50, 100, 150]
+DELAY_PATH = "topology.bottleneck_delay"
+
+
+def fig7_plan(quick: bool = False) -> SweepPlan:
+    points = []
+    for d in ([25] if quick else FIG7_DELAYS_MS):
+        queue = max(4, int(10e6 * 2 * d / 1e3 / 8 / 1500))
+        for a in ("newreno", "tcp_limit"):
+            points.append({TCP_ALGO: a, DELAY_PATH: f"{d}ms", "topology.queue": f"{queue}pkt"})
+    doc = _voip_doc(TCP, 100, 20 if quick else 60)
+    doc["flows"][2]["rate"] = "1Mbit"
+    return SweepPlan(name=FIG7, base=doc, explicit_points=points, repetitions=1 if quick else 3, seed=SEED)
+
+
+def fig7_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    t = _voip_table(sweep).groupby(["algorithm", "delay"]).mean(numeric_only=True).reset_index()
+    fig, ax = plt.subplots(figsize=(6, 3.4), dpi=100)
+    for (algo, g), off in zip(t.groupby("algorithm"), (-1.5, 1.5)):
+        x = g["delay"] + off
+        ax.errorbar(x, g["mean"], yerr=g["jitter"], fmt="o", capsize=3, label=f"{algo}: mean (bar: jitter)")
+        ax.plot(x, g["max"], "v--", lw=1, label=f"{algo}: max")
+        ax.plot(x, g["delay"] + 0 * x, "k_", ms=10)
+    ax.axhline(200, color="grey", ls=":", lw=1, label="200 ms (conversation)")
+    ax.set_xlabel("link latency, one way (ms); dash: propagation")
+    ax.set_ylabel("VoIP one-way delay (ms)")
+    ax.set_title("TCP Limit Fig. 7: VoIP delay beside one TCP flow, 10 Mbit/s (ns-2 profile)", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = out_dir / "voip_vs_delay.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _fig7_cmp(sweep: Any, column: str) -> tuple[str, bool]:
+    t = _voip_table(sweep).groupby(["delay", "algorithm"])[column].mean().unstack("algorithm")
+    text = "; ".join(f"{d:g} ms: {r['newreno']:.0f} vs {r['tcp_limit']:.0f}" for d, r in t.iterrows())
+    return text, bool((t["tcp_limit"] < t["newreno"]).all())
+
+
+def _fig7_200(sweep: Any) -> str:
+    t = _voip_table(sweep).groupby(["delay", "algorithm"])["max"].mean().unstack("algorithm")
+    over = lambda a: [f"{d:g}" for d, v in t[a].items() if v > 200]  # noqa: E731
+    return f"max above 200 ms at latencies (ms): NewReno {over('newreno') or 'none'}, Limit {over('tcp_limit') or 'none'}"
+
+
+register(Experiment(
+    name=FIG7,
+    title="TCP Limit: VoIP one-way delay (max, mean, jitter) against the link latency (Németh et al., Fig. 7)",
+    source=SOURCE + "; Section V-C, Fig. 7 (simulation)",
+    description="The Fig. 6 set-up simulated (ns-2 profile): one TCP flow (NewReno or TCP Limit), one G.711 VoIP stream and a "
+                "1 Mbit/s VoIP aggregate CBR, 10 Mbit/s, link latency 10, 25, 50, 100 and 150 ms one way, BDP queue; 60 s, "
+                "delays over 10-60 s, 3 repetitions. --quick: 25 ms, 20 s, 1 repetition.",
+    build_plan=fig7_plan,
+    draw_figures=fig7_figures,
+    paper_key="limit",
+    figure="Fig. 7",
+    claims=(
+        Claim("VoIP maximum delay, NewReno vs Limit (ms)", "remarkably lower with Limit", lambda s: _fig7_cmp(s, "max")[0], "Fig. 7",
+              tolerance="Limit lower at every latency", verdict=lambda s: "reproduced" if _fig7_cmp(s, "max")[1] else "differs"),
+        Claim("VoIP mean delay, NewReno vs Limit (ms)", "lower with Limit", lambda s: _fig7_cmp(s, "mean")[0], "Fig. 7",
+              tolerance="Limit lower at every latency", verdict=lambda s: "reproduced" if _fig7_cmp(s, "mean")[1] else "differs"),
+        Claim("VoIP jitter, NewReno vs Limit (ms)", "lower with Limit", lambda s: _fig7_cmp(s, "jitter")[0], "Fig. 7",
+              tolerance="Limit lower at every latency", verdict=lambda s: "reproduced" if _fig7_cmp(s, "jitter")[1] else "differs"),
+        Claim("the 200 ms limit of conversation", "VoIP much worse beside NewReno", _fig7_200, "Section V-C"),
+    ),
+))
