@@ -19,7 +19,7 @@ SHIPPED = ["chd_fig5", "chd_fig6", "chd_fig7", "chd_fig8", "chd_fig9", "chd_loss
            "leith_fig8", "limit_backlog", "limit_fig1", "limit_fig3", "red_vs_droptail", "budzisz_fig3", "budzisz_fig5",
            "budzisz_fig8", "budzisz_fig10", "budzisz_fluid", "binomial_fig5", "binomial_fig6", "binomial_fig16",
            "binomial_fig17", "binomial_fig20"]
-SHIPPED += ["leith_fig5", "leith_fig6", "leith_fig7", "leith_table1", "limit_fig2", "limit_fig4", "limit_fig6", "limit_fig7"]  # issue 9
+SHIPPED += ["leith_fig5", "leith_fig6", "leith_fig7", "leith_table1", "limit_fig2", "limit_fig4", "limit_fig6", "limit_fig7", "limit_fig8"]  # issue 9
 
 
 @pytest.fixture(scope="module")

@@ -710,3 +710,133 @@ register(Experiment(
         Claim("the 200 ms limit of conversation", "VoIP much worse beside NewReno", _fig7_200, "Section V-C"),
     ),
 ))
+
+
+# --- Fig. 8: 1 to 1000 Mbit/s, five FTP flows each way with background traffic ------------------------
+
+FIG8 = "limit_fig8"
+FIG8_RATES_MBIT = [1, 10, 100, 1000]
+FIG8_ALGOS = ["tcp_limit", "newreno", "htcp", "westwood"]  # of the paper's seven, the ones ccsim has
+FIG8_RTT_S = 0.1
+FTP_FWD = "flows[0].algorithm"
+FTP_REV = "flows[1].algorithm"
+
+
+def _fig8_point(rate_mbit: float, algo: str, quick: bool) -> dict[str, Any]:
+    c = rate_mbit * 1e6
+    bdp = max(4, round(c * FIG8_RTT_S / 8 / 1500))
+    return {FTP_FWD: algo, FTP_REV: algo, "topology.bottleneck_rate": f"{rate_mbit:g}Mbit", "topology.queue": f"{bdp}pkt",
+            "topology.reverse_queue": f"{bdp}pkt", "flows[4].rate": f"{0.05 * c / 1e3:g}kbit",
+            "flows[5].arrival_rate": round(0.05 * c / (50e3 * 8), 4)}
+
+
+def fig8_plan(quick: bool = False) -> SweepPlan:
+    duration = 10 if quick else 40
+    doc = {
+        "run": {"duration": f"{duration}s", "sample_interval": "1s", "seed": SEED, "measure": [f"{duration // 4}s", f"{duration}s"]},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": "50ms", "queue": "83pkt",
+                     "reverse_queue": "83pkt"},
+        "tcp": dict(TCP),
+        "flows": [
+            {"algorithm": "tcp_limit", "count": 5, "name": "ftp", "start": {"uniform": ["0s", "2s"]}},
+            {"algorithm": "tcp_limit", "count": 5, "name": "ftp_reverse", "direction": "reverse", "start": {"uniform": ["0s", "2s"]}},
+            {"kind": "voip", "name": "voice"},
+            {"kind": "voip", "name": "voice_reverse", "direction": "reverse"},
+            {"kind": "cbr", "rate": "500kbit", "payload": "1000B", "name": "video"},
+            {"kind": "web", "name": "web", "algorithm": "newreno", "arrival_rate": 1.0, "size_mean": "50kB"},
+        ],
+    }
+    rates = [1, 10] if quick else FIG8_RATES_MBIT
+    algos = ["tcp_limit", "newreno"] if quick else FIG8_ALGOS
+    points = [_fig8_point(r, a, quick) for r in rates for a in algos]
+    return SweepPlan(name=FIG8, base=doc, explicit_points=points, repetitions=1 if quick else 2, seed=SEED)
+
+
+def _fig8_table(sweep: Any) -> Any:
+    b = sweep.links[sweep.links["link"] == "bottleneck"]
+    rate = b["rate_bps"].astype(float)
+    t = pd.DataFrame({"algorithm": b[FTP_FWD], "mbit": rate / 1e6, "util": b["utilisation"],
+                      "queue": b["qdelay_mean_ms"] / (1500 * 8 / rate * 1e3), "drop": b["loss_rate"]})
+    return t.groupby(["algorithm", "mbit"]).mean().reset_index()
+
+
+def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
+    plt = pyplot()
+
+    t = _fig8_table(sweep)
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.0), dpi=100)
+    for algo, g in t.groupby("algorithm"):
+        style = dict(marker="o", lw=2 if algo == "tcp_limit" else 1, label=algo)
+        axes[0].plot(g["mbit"], g["util"] * 100, **style)
+        axes[1].plot(g["mbit"], g["queue"], **style)
+        axes[2].plot(g["mbit"], g["drop"] * 100, **style)
+    for ax, label in zip(axes, ("utilisation (%)", "mean queue (packets)", "drop rate (%)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("bottleneck capacity (Mbit/s)")
+        ax.set_ylabel(label)
+    axes[1].set_yscale("symlog", linthresh=1)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("TCP Limit Fig. 8: 5 FTP flows each way + voice, video, web (ns-2 profile, 100 ms RTT)", fontsize=9)
+    fig.tight_layout()
+    path = out_dir / "capacity_sweep.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return [path]
+
+
+def _fig8_cmp(sweep: Any, column: str) -> Any:
+    return _fig8_table(sweep).pivot(index="mbit", columns="algorithm", values=column)
+
+
+def _fig8_util_ok(sweep: Any) -> tuple[str, bool]:
+    u = _fig8_cmp(sweep, "util") * 100
+    others = u.drop(columns="tcp_limit")
+    text = "; ".join(f"{m:g} Mbit/s: Limit {r['tcp_limit']:.0f} %, others {others.loc[m].min():.0f}-{others.loc[m].max():.0f} %"
+                     for m, r in u.iterrows())
+    return text, bool(((u["tcp_limit"] - others.median(axis=1)).abs() <= 10).all())
+
+
+def _fig8_queue(sweep: Any, above_mbit: float) -> tuple[str, bool]:
+    q = _fig8_cmp(sweep, "queue")
+    q = q[q.index > above_mbit] if above_mbit else q
+    if q.empty:
+        raise LookupError(f"no capacity above {above_mbit:g} Mbit/s in this run")
+    others = q.drop(columns="tcp_limit")
+    text = "; ".join(f"{m:g} Mbit/s: Limit {r['tcp_limit']:.1f}, others >= {others.loc[m].min():.1f} pkts" for m, r in q.iterrows())
+    return text, bool(len(q) > 0 and (q["tcp_limit"] < others.min(axis=1)).all())
+
+
+def _fig8_zero_loss(sweep: Any) -> tuple[str, bool]:
+    d = _fig8_cmp(sweep, "drop")
+    first = {a: next((m for m, v in d[a].items() if v < 1e-4), float("inf")) for a in d.columns}
+    text = "lowest capacity with drop rate < 0.01 %: " + ", ".join(f"{a} {v:g}" for a, v in first.items())
+    return text, all(first["tcp_limit"] <= v for v in first.values())
+
+
+register(Experiment(
+    name=FIG8,
+    title="TCP Limit against other TCPs from 1 to 1000 Mbit/s: utilisation, queue and drop rate (Németh et al., Fig. 8)",
+    source=SOURCE + "; Section V-D, Fig. 8 (ns-2, the evaluation tool of Wang et al.)",
+    description="ns-2 profile, dumbbell, 100 ms RTT (the tool's set-up is not given in the paper), BDP queues both ways, "
+                "capacity 1, 10, 100 and 1000 Mbit/s; five FTP flows of the protocol each way, background of one G.711 "
+                "voice stream each way, a 'video' CBR at 5 % of capacity and Poisson web transfers (NewReno, Pareto "
+                "sizes, mean 50 kB) at 5 % of capacity; protocols TCP Limit, NewReno, H-TCP, Westwood (CUBIC, "
+                "HighSpeed, Scalable and SACK are not in ccsim); 40 s, measured over 10-40 s, 2 repetitions (the paper "
+                "15). --quick: 1 and 10 Mbit/s, Limit and NewReno, 10 s, 1 repetition.",
+    build_plan=fig8_plan,
+    draw_figures=fig8_figures,
+    paper_key="limit",
+    figure="Fig. 8",
+    claims=(
+        Claim("link utilisation", "Limit similar to the other variants", lambda s: _fig8_util_ok(s)[0], "Section V-D, Fig. 8",
+              tolerance="within 10 points of the others' median at every capacity",
+              verdict=lambda s: "reproduced" if _fig8_util_ok(s)[1] else "differs"),
+        Claim("mean queue above 10 Mbit/s", "smallest with Limit", lambda s: _fig8_queue(s, 10)[0], "Fig. 8",
+              tolerance="Limit below every other protocol", verdict=lambda s: "reproduced" if _fig8_queue(s, 10)[1] else "differs"),
+        Claim("mean queue at every capacity", "considerably smaller with Limit", lambda s: _fig8_queue(s, 0)[0], "Section V-D",
+              tolerance="Limit below every other protocol", verdict=lambda s: "reproduced" if _fig8_queue(s, 0)[1] else "differs"),
+        Claim("drop rate", "Limit's reaches 0 at the lowest capacity", lambda s: _fig8_zero_loss(s)[0], "Section V-D",
+              tolerance="no protocol reaches < 0.01 % at a lower capacity than Limit",
+              verdict=lambda s: "reproduced" if _fig8_zero_loss(s)[1] else "differs"),
+    ),
+))
