@@ -699,23 +699,24 @@ def fig6_basic_verdict(sweep: Any) -> str:
 
 
 def fig6_best(sweep: Any) -> tuple[tuple[float, int], float]:
+    """The (gamma, Delta0) whose delay flow comes closest to the fair share (in log ratio), and its goodput."""
     t = _fig6_table(sweep)
-    key = t.idxmax()
+    key = (np.log(t.clip(lower=1.0) / FIG6_FAIR_BPS).abs()).idxmin()
     return key, float(t.loc[key])
 
 
 def fig6_best_ours(sweep: Any) -> str:
     (g, d0), v = fig6_best(sweep)
-    return (f"best: gamma {g:g}, Delta0 {_delta0_label(d0)}: {v / 1e6:.2f} Mbit/s = {v / FIG6_FAIR_BPS:.2f} of the fair share "
-            f"({v / max(_fig6_basic(sweep), 1.0):.1f} x the basic algorithm)")
+    return (f"closest to fair: gamma {g:g}, Delta0 {_delta0_label(d0)}: {v / 1e6:.2f} Mbit/s = {v / FIG6_FAIR_BPS:.2f} of the fair "
+            f"share ({v / max(_fig6_basic(sweep), 1.0):.1f} x the basic algorithm)")
 
 
 def fig6_best_verdict(sweep: Any) -> str:
     (_, _), v = fig6_best(sweep)
     b = _fig6_basic(sweep)
-    if v >= 0.5 * FIG6_FAIR_BPS and v >= 2 * b:
+    if 0.75 * FIG6_FAIR_BPS <= v <= 1.33 * FIG6_FAIR_BPS and v >= 2 * b:
         return "reproduced"
-    return f"differs: best {v / FIG6_FAIR_BPS:.2f} of the fair share, {v / max(b, 1.0):.1f} x the basic algorithm"
+    return f"differs: closest {v / FIG6_FAIR_BPS:.2f} of the fair share, {v / max(b, 1.0):.1f} x the basic algorithm"
 
 
 def fig6_sensitivity(sweep: Any) -> str:
@@ -744,8 +745,9 @@ register(Experiment(
     claims=(
         Claim("delay flow's goodput, basic algorithm (gamma 0, no Delta0)", "competes poorly with loss-based flows",
               fig6_basic_ours, "Section III", tolerance="below 0.5 of the fair share (2.5 Mbit/s)", verdict=fig6_basic_verdict),
-        Claim("delay flow's goodput with the modified AIMD (eqs. 5-6), best (gamma, Delta0)", "improves the delay flow's share",
-              fig6_best_ours, "Section III, Fig. 6", tolerance=">= 0.5 of the fair share and >= 2 x the basic algorithm",
+        Claim("delay flow's goodput with the modified AIMD (eqs. 5-6), the (gamma, Delta0) closest to fair",
+              "a fair-ish share (the figure)", fig6_best_ours, "Section III, Fig. 6",
+              tolerance="some (gamma, Delta0) within 0.75-1.33 of the fair share and >= 2 x the basic algorithm",
               verdict=fig6_best_verdict),
         Claim("sensitivity to the unstated gamma and Delta0", "not given", fig6_sensitivity, "-"),
     ),
