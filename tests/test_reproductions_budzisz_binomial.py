@@ -206,6 +206,21 @@ def test_binomial_window_figures_quick(quick):
     assert 0.3 < t["iiad+tcp_new"] < 3 and 0.3 < t["tcp+iiad_new"] < 3
 
 
+def test_binomial_fig18_quick_runs_across_three_hops_with_background(quick):
+    from ccsim.experiments.binomial_multihop import ratios
+
+    out, sweep = quick("binomial_fig18")
+    rows = claims(out)
+    assert len(rows) == 1 and VERDICT.search(rows[0][1]), rows
+    kinds = set(sweep.flows["kind"].astype(str)) if "kind" in sweep.flows else {"tcp"}
+    assert "tcp" in kinds
+    r = ratios(sweep)
+    assert (r["tcp_bps"] > 0).all() and (r["iiad_bps"] > 0).all()
+    # the long flows share three 3 Mbit/s hops with web and CBR traffic: together they get well under one hop
+    assert (r["tcp_bps"] + r["iiad_bps"]).max() < 3e6
+    assert (out / "fig19_cwnd.png").stat().st_size < 200_000
+
+
 def test_binomial_lambda_quick_fits_an_exponent(quick):
     from ccsim.experiments.binomial_lambda import fits
 
