@@ -22,7 +22,7 @@ def split_outcome(text: str) -> tuple[str, bool | None, str]:
         return value, holds, f"{'within' if holds else 'outside'} the tolerance ({tolerance})" if tolerance else ""
     if last.startswith("SHOWN"):
         why = last[len("SHOWN"):].strip(" ()")
-        return value, None, f"sensitivity or prediction, not judged against the paper ({why})" if why else "not judged"
+        return value, None, f"sensitivity or prediction, not judged against the paper ({why})" if why else "sensitivity point, no paper value"
     return str(text), None, "the measure gave no outcome"
 
 
