@@ -113,7 +113,7 @@ def draw(sweep: Any, out_dir: Path) -> list[Path]:
     plt = pyplot()
     m = means(sweep)
     m.to_csv(out_dir / "fluid_mixed.csv", float_format="%.4g")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 5))
     for i, (v, _, _) in enumerate(VARIANTS):
         if v not in m.index.get_level_values(0):
             continue
@@ -132,8 +132,9 @@ def draw(sweep: Any, out_dir: Path) -> list[Path]:
         ax.axhline(1.0, color="k", lw=0.5)
     axes[0].set_title("20 delay-based + 10 NewReno (Figs 3, 8)", fontsize=9)
     axes[1].set_title("loss ratio (Figs 4, 9)", fontsize=9)
-    axes[1].legend(fontsize=6, ncol=2)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=6)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
     path = out_dir / "fluid_mixed.png"
     fig.savefig(path, dpi=80)
     plt.close(fig)
