@@ -20,6 +20,7 @@ SHIPPED = ["chd_fig5", "chd_fig6", "chd_fig7", "chd_fig8", "chd_fig9", "chd_loss
            "budzisz_fig8", "budzisz_fig10", "budzisz_fluid", "binomial_fig5", "binomial_fig6", "binomial_fig16",
            "binomial_fig17", "binomial_fig20"]
 SHIPPED += ["leith_fig5", "leith_fig6", "leith_fig7", "leith_table1", "limit_fig2", "limit_fig4", "limit_fig6", "limit_fig7", "limit_fig8"]  # issue 9
+SHIPPED += ["binomial_fig7", "binomial_fig9", "binomial_fig12", "binomial_fig18", "binomial_lambda", "budzisz_fluid_mixed"]  # issue 10
 
 
 @pytest.fixture(scope="module")

@@ -50,3 +50,55 @@ def test_parameters_come_from_the_engine_catalogue():
         fluid.HdProbability.from_params({})  # the default delta_max is HD's running maximum (no floor): give one
     with pytest.raises(CcsimError, match="q_min < q_th < q_max"):
         fluid.HdProbability.from_params({"q_max_floor_ms": 10.0})
+
+
+# --- mixes of delay-based and loss-based flows (our extension, docs/reproductions/budzisz.md) -------
+
+HD = {"q_min_ms": 5.0, "q_th_ms": 20.0, "q_max_floor_ms": 100.0, "p_max": 0.05}
+
+
+def test_pert_ramp_is_the_gentle_red_ramp():
+    g = fluid.PertProbability.from_params("mpert", {"t_min_ms": 5.0, "t_max_ms": 20.0, "p_max": 0.05})
+    # 0 below T_min, p_max at T_max, (1 + p_max)/2 half way to 2 T_max, 1 from 2 T_max
+    assert g([0.004, 0.0125, 0.020, 0.030, 0.040, 0.1]).tolist() == pytest.approx([0, 0.025, 0.05, 0.525, 1.0, 1.0])
+    assert fluid.PertProbability.from_params("pert", {"gentle": False})(0.03) == pytest.approx(1.0)
+
+
+def test_hd_mix_with_a_full_queue_is_loss_based_and_fair():
+    """delta = delta_max = 100 ms: HD's g is 0, both flows halve on loss only. One NewReno, one HD,
+    RTT + delta = 0.2 s, C = 1000 pkt/s: 2 sqrt(2/p) / 0.2 = 1000, so sqrt(2/p) = 100, p = 2e-4,
+    the same as 2 NewReno flows (p*(delta))."""
+    e = fluid.mixed_equilibrium(1000.0, 0.1, [0.1], fluid.DelayPopulation("hd", [0.1], HD))
+    assert e.g == 0 and e.loss_rate == pytest.approx(2e-4, rel=1e-6)
+    assert e.loss_over_delay == pytest.approx(1.0, rel=1e-6) and e.loss_only_rate == pytest.approx(2e-4, rel=1e-9)
+
+
+def test_hd_mix_in_region_b_by_hand():
+    """delta = 60 ms: g = 0.05 (100 - 60)/80 = 0.025 per packet on top of p. RTT 40 ms (RTT + delta
+    = 0.1 s), C = 1000 pkt/s: W_l + W_d = 100 with W_l = sqrt(2/p), W_d = sqrt(2/(p + 0.025)).
+    Iterating by hand: W_d = 8.9015, W_l = 91.0985, p = 2/W_l^2 = 2.40995e-4; NewReno gets 10.23x."""
+    e = fluid.mixed_equilibrium(1000.0, 0.06, [0.04], fluid.DelayPopulation("hd", [0.04], HD))
+    assert e.g == pytest.approx(0.025)
+    assert e.window_delay_pkts == pytest.approx(8.9015, abs=1e-3) and e.window_loss_pkts == pytest.approx(91.0985, abs=1e-3)
+    assert e.loss_rate == pytest.approx(2.40995e-4, rel=1e-4) and e.loss_over_delay == pytest.approx(10.234, abs=2e-3)
+
+
+def test_mpert_realised_reading_is_tcp_friendly_and_probability_reading_is_not():
+    """Full queue (delta = delta_max = 100 ms: compete mode, b = 0.5, g = 1, one response per RTT so
+    q = 1/W). Realised p' = q: alpha = 1 + q/p and W^2 (p + q)/2 = 1 + q/p give W^2 = 2/p, NewReno's
+    window, whatever q. With p' = g = 1 alpha sits at alpha_max and NewReno gets far less."""
+    rtts = [0.1] * 10
+    realised = fluid.mixed_equilibrium(2000.0, 0.1, rtts, fluid.DelayPopulation("mpert", rtts, {"p_prime": "realised"}))
+    assert realised.loss_over_delay == pytest.approx(1.0, rel=1e-3)
+    assert realised.window_delay_pkts == pytest.approx(np.sqrt(2 / realised.loss_rate), rel=1e-3)
+    assert realised.alpha == pytest.approx(1 + realised.response_rate / realised.loss_rate, rel=1e-3) and realised.alpha < 32
+    g = fluid.mixed_equilibrium(2000.0, 0.1, rtts, fluid.DelayPopulation("mpert", rtts, {"p_prime": "probability"}))
+    assert g.alpha == pytest.approx(32.0) and g.loss_over_delay < 0.5 and g.loss_rate > 3 * realised.loss_rate
+
+
+def test_pert_beside_newreno_is_starved_by_its_early_responses():
+    """Full queue: g = 1, one response per RTT with beta 0.35: W^2 p/2 + 0.35 W = 1, so W < 1/0.35."""
+    e = fluid.mixed_equilibrium(1000.0, 0.1, [0.1], fluid.DelayPopulation("pert", [0.1]))
+    assert e.window_delay_pkts < 1 / 0.35 and e.loss_over_delay > 20
+    with pytest.raises(CcsimError, match="at least one loss-based flow"):
+        fluid.mixed_equilibrium(1000.0, 0.1, [], fluid.DelayPopulation("pert", [0.1]))

@@ -134,3 +134,163 @@ def plot_equilibria(g: HdProbability, capacity_pps: float, base_rtts_s: Sequence
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+# --- Mixed populations: delay-based flows beside loss-based flows -----------------------------------
+#
+# Section IV analyses delay-based flows alone. With loss-based flows present the drop-tail queue has
+# no equilibrium below its limit (the loss-based windows grow until packets are dropped), so the
+# queue stands at delta_B = buffer / C and the drop rate p does the balancing. We extend the paper's
+# window equation (1) to a flow that adds a packets per RTT and, per packet, halves with the loss
+# probability p and multiplies its window by (1 - b) with its early-response rate q:
+#
+#     dW/dt = (a - W^2 (p/2 + b q)) / (RTT + delta)    =>    W* = sqrt(a / (p/2 + b q))
+#
+# which is the paper's W = sqrt(2/p) for a loss-based flow (a = 1, q = 0) and its p* when q = g. PERT
+# and mPERT respond at most once per RTT (the guard, docs/algorithms/pert.md (P4)), so their
+# per-packet response rate is q = (1 - (1 - g)^W) / W, not g, where g(delta) is near 1; HD runs one
+# trial per ACK without a guard (q = g). mPERT adds a = min(1 + p'/p, alpha_max) in compete mode
+# (delta >= compete_fraction x delta_max) and backs off by b = delta / (delta + delta_max); p' is
+# either the probability g(delta) (``p_prime = "probability"``) or the realised rate q (``"realised"``).
+
+
+@dataclass(frozen=True)
+class PertProbability:
+    """g(delta) of PERT and mPERT (seconds in, probability out): 0 below t_min, rising to p_max at
+    t_max, then (``gentle``) to 1 at 2 t_max, 1 above; without ``gentle`` 1 above t_max."""
+
+    p_max: float
+    t_min: float
+    t_max: float
+    gentle: bool = True
+
+    @classmethod
+    def from_params(cls, algorithm: str = "pert", params: dict[str, Any] | None = None) -> "PertProbability":
+        """From ``pert``'s or ``mpert``'s parameters as a scenario gives them, the rest the engine's defaults."""
+        values = _catalogue(algorithm)
+        values.update(params or {})
+        g = cls(float(values["p_max"]), float(values["t_min_ms"]) / 1e3, float(values["t_max_ms"]) / 1e3, bool(values["gentle"]))
+        if not (0 <= g.t_min < g.t_max):
+            raise CcsimError(f"fluid model: needs t_min < t_max (got {g.t_min}, {g.t_max} s)")
+        return g
+
+    def __call__(self, delta: Any) -> np.ndarray:
+        d = np.asarray(delta, dtype=float)
+        ramp = self.p_max * (d - self.t_min) / (self.t_max - self.t_min)
+        above = (np.clip(self.p_max + (1 - self.p_max) * (d - self.t_max) / self.t_max, 0.0, 1.0) if self.gentle
+                 else np.ones_like(d))
+        return np.where(d <= self.t_min, 0.0, np.where(d <= self.t_max, ramp, above))
+
+
+def _catalogue(algorithm: str) -> dict[str, Any]:
+    spec = next((a for a in algorithms() if a["name"] == algorithm), None)
+    if spec is None:
+        raise CcsimError(f"this build of ccsim has no {algorithm} algorithm")
+    return {p["name"]: p["default"] for p in spec["params"]}
+
+
+@dataclass(frozen=True)
+class DelayPopulation:
+    """The delay-based flows of a mix: their kind (``hd``, ``pert``, ``mpert``), base RTTs and the
+    parameters the scenario gives them (the rest from the engine's catalogue)."""
+
+    algorithm: str
+    base_rtts_s: Sequence[float]
+    params: dict[str, Any] | None = None
+
+    def probability(self) -> "HdProbability | PertProbability":
+        if self.algorithm == "hd":
+            return HdProbability.from_params(self.params)
+        if self.algorithm in ("pert", "mpert"):
+            return PertProbability.from_params(self.algorithm, self.params)
+        raise CcsimError(f"fluid model: algorithm {self.algorithm!r} is not hd, pert or mpert")
+
+    def values(self) -> dict[str, Any]:
+        v = _catalogue(self.algorithm)
+        v.update(self.params or {})
+        return v
+
+
+@dataclass(frozen=True)
+class MixedEquilibrium:
+    delta_s: float  # the queueing delay the mix is evaluated at
+    loss_rate: float  # p, the drop rate that balances the windows against C
+    g: float  # the delay-based flows' response probability g(delta)
+    response_rate: float  # q, their per-packet early-response rate (guarded for PERT/mPERT)
+    alpha: float  # their increase per RTT (mPERT's alpha; 1 otherwise)
+    window_loss_pkts: float  # a loss-based flow's window, sqrt(2/p)
+    window_delay_pkts: float  # a delay-based flow's window
+    loss_over_delay: float  # per-flow throughput of a loss-based over a delay-based flow
+    loss_only_rate: float  # p*(delta): the drop rate if every flow were loss-based
+
+
+def _window(a: float, p: float, b: float, g: float, guarded: bool) -> tuple[float, float]:
+    """(W*, q): the window where a = W^2 (p/2 + b q) with q = g, or q = (1 - (1 - g)^W)/W when guarded."""
+    if not guarded or g <= 0 or b <= 0:
+        q = g
+        return float(np.sqrt(a / (p / 2 + b * q))) if p / 2 + b * q > 0 else np.inf, q
+    lo, hi = 1e-9, float(np.sqrt(2 * a / p)) if p > 0 else 1e9
+    for _ in range(60):  # W^2 p/2 + b W (1 - (1 - g)^W) - a rises with W: bisection
+        mid = 0.5 * (lo + hi)
+        if mid * mid * p / 2 + b * mid * (1 - (1 - g) ** mid) - a > 0:
+            hi = mid
+        else:
+            lo = mid
+    w = 0.5 * (lo + hi)
+    return w, (1 - (1 - g) ** w) / w
+
+
+def mixed_equilibrium(capacity_pps: float, delta_s: float, loss_rtts_s: Sequence[float], delay: DelayPopulation) -> MixedEquilibrium:
+    """The equilibrium of a mix of loss-based (NewReno) flows and delay-based flows at queueing delay
+    ``delta_s`` (the drop-tail buffer's delay when the loss-based flows keep it full): the drop rate
+    p with sum_i W_i / (RTT_i + delta) = C, found by bisection on ln p (the left side falls with p)."""
+    loss_rtts = np.asarray(loss_rtts_s, dtype=float)
+    delay_rtts = np.asarray(delay.base_rtts_s, dtype=float)
+    if loss_rtts.size == 0:
+        raise CcsimError("fluid model: a mix needs at least one loss-based flow (use equilibria() for delay-based flows alone)")
+    g_fn = delay.probability()
+    v = delay.values()
+    g = float(g_fn(delta_s))
+    guarded = delay.algorithm in ("pert", "mpert")
+    if delay.algorithm == "hd":
+        b = 0.5
+    elif delay.algorithm == "pert":
+        b = float(v["beta"])
+    else:
+        delta_max = max(float(v["delta_max_init_ms"]) / 1e3, delta_s)
+        b = min(0.5, delta_s / (delta_s + delta_max)) if delta_s + delta_max > 0 else 0.0
+    compete = delay.algorithm == "mpert" and delta_s >= float(v["compete_fraction"]) * max(float(v["delta_max_init_ms"]) / 1e3, delta_s)
+
+    def delay_window(p: float) -> tuple[float, float, float]:
+        if not compete:
+            return (*_window(1.0, p, b, g, guarded), 1.0)
+        alpha = 1.0
+        for _ in range(60):  # realised p' = q depends on W, which depends on alpha: damped fixed point
+            w, q = _window(alpha, p, b, g, guarded)
+            p_prime = g if v["p_prime"] == "probability" else q
+            new = min(1.0 + p_prime / p, float(v["alpha_max"]))
+            if abs(new - alpha) < 1e-6:
+                break
+            alpha = 0.5 * (alpha + new)
+        return w, q, alpha
+
+    def excess(log_p: float) -> float:
+        p = float(np.exp(log_p))
+        w_d = delay_window(p)[0]
+        return float(np.sum(np.sqrt(2 / p) / (loss_rtts + delta_s)) + np.sum(w_d / (delay_rtts + delta_s))) - capacity_pps
+
+    lo, hi = np.log(1e-9), np.log(0.999)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    p = float(np.exp(0.5 * (lo + hi)))
+    w_d, q, alpha = delay_window(p)
+    w_l = float(np.sqrt(2 / p))
+    thr_l = float(np.mean(w_l / (loss_rtts + delta_s)))
+    thr_d = float(np.mean(w_d / (delay_rtts + delta_s))) if delay_rtts.size else np.nan
+    all_rtts = np.concatenate([loss_rtts, delay_rtts])
+    return MixedEquilibrium(delta_s, p, g, float(q), float(alpha), w_l, float(w_d), thr_l / thr_d if thr_d > 0 else np.inf,
+                            float(p_star(delta_s, capacity_pps, all_rtts)))

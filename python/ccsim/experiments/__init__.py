@@ -31,6 +31,10 @@ from ccsim.experiments import chd as _chd  # noqa: F401  isort: skip
 from ccsim.experiments import budzisz as _budzisz  # noqa: F401  isort: skip
 from ccsim.experiments import budzisz_fluid as _budzisz_fluid  # noqa: F401  isort: skip
 from ccsim.experiments import budzisz_onoff as _budzisz_onoff  # noqa: F401  isort: skip
+from ccsim.experiments import budzisz_fluid_mixed as _budzisz_fluid_mixed  # noqa: F401  isort: skip
 from ccsim.experiments import binomial as _binomial  # noqa: F401  isort: skip
+from ccsim.experiments import binomial_windows as _binomial_windows  # noqa: F401  isort: skip
+from ccsim.experiments import binomial_lambda as _binomial_lambda  # noqa: F401  isort: skip
+from ccsim.experiments import binomial_multihop as _binomial_multihop  # noqa: F401  isort: skip
 
 __all__ = ["Claim", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper", "scenario_with", "rows_at", "EXPERIMENT_FILE"]
