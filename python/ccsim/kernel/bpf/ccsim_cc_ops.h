@@ -204,6 +204,23 @@ static __always_inline void cc_flush_pending(struct sock *sk, struct cc_priv *p,
 	cc_deliver_ack(sk, p, p->glue.pending_acked, p->glue.pending_rtt_us, in_recovery, false);
 }
 
+/* Zeroes the algorithm's state. clang's BPF target expands memset only for small sizes; a larger
+ * state (TCP Limit's ACK ring, in socket storage) is cleared word by word, the empty asm keeping
+ * clang from turning the loop back into a memset. */
+static __always_inline void cc_zero_state(struct cc_state *a)
+{
+	if (sizeof(*a) <= 256) {
+		__builtin_memset(a, 0, sizeof(*a));
+		return;
+	}
+	for (__u32 i = 0; i < sizeof(*a) / 8; i++) {
+		((__u64 *)a)[i] = 0;
+		asm volatile("" ::: "memory");
+	}
+	for (__u32 i = sizeof(*a) / 8 * 8; i < sizeof(*a); i++)
+		((__u8 *)a)[i] = 0;
+}
+
 SEC("struct_ops")
 void BPF_PROG(ccsim_init, struct sock *sk)
 {
@@ -218,7 +235,7 @@ void BPF_PROG(ccsim_init, struct sock *sk)
 	a = cc_alg(sk, p);
 	if (!a)
 		return;
-	__builtin_memset(a, 0, sizeof(*a));
+	cc_zero_state(a);
 	cc_load(sk, p, &w);
 	cc_init(a, &w);
 	cc_store(sk, p, &w, false);
