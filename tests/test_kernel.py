@@ -90,6 +90,9 @@ def test_newreno_has_a_twin():
         ('algorithm = "newreno"', 'kind = "cbr"\nrate = "1Mbit"', "flows[0].traffic.kind"),
         ('algorithm = "newreno"', 'algorithm = "htcp"\nparams = { linux_fixed_point = true }',
          "flows[0].traffic.params.linux_fixed_point"),
+        ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { base = "westwood" }', "flows[0].traffic.params.base"),
+        ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { re_filter = "tustin" }', "flows[0].traffic.params.re_filter"),
+        ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { nl_window_s = 10 }', "flows[0].traffic.params.nl_window_s"),
     ],
 )
 def test_unsupported_features_are_refused_naming_the_field(edit, replacement, field):
@@ -247,7 +250,7 @@ algorithm = "{algorithm}"
 """
 
 
-def _kernel_and_simulator(tmp_path: Path, algorithm: str):
+def _kernel_and_simulator(tmp_path: Path, algorithm: str, testbed_args: tuple[str, ...] = ()):
     """The same 12 s scenario (10 Mbit/s, 2 x 20 ms, 84 packets, linux profile) on the testbed and in
     the simulator."""
     from ccsim.result import Result
@@ -255,7 +258,7 @@ def _kernel_and_simulator(tmp_path: Path, algorithm: str):
     scenario = tmp_path / "s.toml"
     scenario.write_text(TWIN_RUN.format(algorithm=algorithm))
     runs = {}
-    for backend, cmd in (("kernel", ["testbed", "run"]), ("sim", ["run"])):
+    for backend, cmd in (("kernel", ["testbed", "run", *testbed_args]), ("sim", ["run"])):
         out = tmp_path / backend
         proc = subprocess.run([*CCSIM, *cmd, str(scenario), "--out", str(out), "--no-plots"],
                               capture_output=True, text=True, timeout=180)
@@ -405,6 +408,35 @@ def test_mpert_twin_follows_its_rules_beside_the_simulator(built, tmp_path):
     assert (live["compete"] == (live["qdelay_ms"] >= 0.5 * live["delta_max_ms"] - 1e-3)).all()
     assert (live.loc[live["compete"] == 0, "alpha"] == 1.0).all()
     assert (live["delta_max_ms"] >= 100.0).all() and live["delta_max_ms"].is_monotonic_increasing
+
+
+def test_tcp_limit_twin_limits_the_queue_beside_the_simulator(built, tmp_path):
+    # --serialise: TCP Limit's NL is a lifetime maximum of per-ACK rates, and tbf's two-frame bucket
+    # lets two back-to-back segments through at once, so two ACKs microseconds apart make NL 30-50 times
+    # the link rate and no forced decrease ever happens (docs/kernel.md); a path that gives every frame
+    # its transmission time, as the simulator's link, does not.
+    kernel, sim = _kernel_and_simulator(tmp_path, "tcp_limit", ("--serialise",))
+    assert kernel.meta["kernel"]["serialise"] is True
+    _check_goodput(kernel, sim)
+    m = _metric_table(kernel)
+    live = m[m["re_valid"] == 1]
+    assert len(live) > 50
+    # CWE(RE) = RE * RTTmin (eq. (2)) and the hold limit alpha * CWE(RE), alpha = 1.1 (Q16/Q32 rounding)
+    cwe = live["re_bytes_per_s"] * live["rtt_min_ms"] / 1000
+    assert ((live["cwe_re_bytes"] - cwe).abs() <= 1e-3 * cwe + 2).all()
+    assert ((live["limit_bytes"] - 1.1 * live["cwe_re_bytes"]).abs() <= 1e-6 * live["cwe_re_bytes"] + 1).all()
+    # RE in steady state is the bottleneck's payload rate (the queue never empties)
+    payload_bytes_per_s = 10e6 / 8 * 1448 / 1500
+    late = live[live.index >= 4.0]
+    assert ((late["re_bytes_per_s"] - payload_bytes_per_s).abs() < 0.10 * payload_bytes_per_s).all()
+    # NL is never below BE (a lifetime maximum), v_target is +inf (-1) or at least CWE(RE) (CWE(NL) >= CWE(RE))
+    assert (live["nl_bytes_per_s"] >= live["be_bytes_per_s"] - 1).all()
+    vt = live["v_target_bytes"]
+    assert ((vt == -1) | (vt >= live["cwe_re_bytes"] - 2)).all()
+    # the rule acts: holds and forced decreases, and keeps the queue short beside the simulator's
+    assert live["holding"].max() == 1 and m["forced_decreases"].iloc[-1] >= 1
+    rk, rs = kernel.summary.iloc[0]["rtt_mean_ms"], sim.summary.iloc[0]["rtt_mean_ms"]
+    assert abs(rk - rs) <= 0.10 * rs, f"mean RTT kernel {rk:.1f} vs simulator {rs:.1f} ms"
 
 
 # -- the newreno twin against the kernel's own reno ---------------------------------------------------
