@@ -103,6 +103,15 @@ def test_unsupported_features_are_refused_naming_the_field(edit, replacement, fi
     assert "kernel testbed" in str(err.value)
 
 
+def test_serialise_adds_one_frame_and_one_ack_transmission_time():
+    """--serialise: the delay line adds what the simulator's links take per frame (docs/kernel.md):
+    1500 bytes at 10 Mbit/s = 1.2 ms on the data path, a 52-byte ACK at 10 Mbit/s = 41.6 us."""
+    from ccsim.kernel.testbed import serialisation_ns
+
+    plan = plan_from_resolved(_scenario(SHORT.format(duration="5s")), ported_algorithms())
+    assert serialisation_ns(plan) == (1_200_000, 41_600)
+
+
 def test_an_algorithm_without_twin_is_refused():
     doc = _scenario(SHORT.format(duration="5s").replace("newreno", "htcp"))
     with pytest.raises(ScenarioError, match="no kernel twin"):
