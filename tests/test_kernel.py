@@ -434,10 +434,12 @@ def test_tcp_limit_twin_limits_the_queue_beside_the_simulator(built, tmp_path):
     cwe = live["re_bytes_per_s"] * live["rtt_min_ms"] / 1000
     assert ((live["cwe_re_bytes"] - cwe).abs() <= 1e-3 * cwe + 2).all()
     assert ((live["limit_bytes"] - 1.1 * live["cwe_re_bytes"]).abs() <= 1e-6 * live["cwe_re_bytes"] + 1).all()
-    # RE in steady state is the bottleneck's payload rate (the queue never empties)
+    # RE in steady state is the bottleneck's payload rate; a forced decrease may empty the queue for a
+    # moment (TCP Limit keeps it short), so not every sample: the median to 2 %, 90 % of them to 10 %
     payload_bytes_per_s = 10e6 / 8 * 1448 / 1500
     late = live[live.index >= 4.0]
-    assert ((late["re_bytes_per_s"] - payload_bytes_per_s).abs() < 0.10 * payload_bytes_per_s).all()
+    dev = (late["re_bytes_per_s"] - payload_bytes_per_s).abs() / payload_bytes_per_s
+    assert dev.median() < 0.02 and (dev < 0.10).mean() >= 0.9, f"RE off the payload rate: {dev.describe()}"
     # NL is never below BE (a lifetime maximum), v_target is +inf (-1) or at least CWE(RE) (CWE(NL) >= CWE(RE))
     assert (live["nl_bytes_per_s"] >= live["be_bytes_per_s"] - 1).all()
     vt = live["v_target_bytes"]
