@@ -204,26 +204,40 @@ def test_newreno_on_a_10_mbit_40_ms_path_reaches_line_rate(built, tmp_path):
 def test_a_killed_run_leaves_nothing_behind(built, tmp_path):
     scenario = tmp_path / "s.toml"
     scenario.write_text(SHORT.format(duration="30s"))
-    before = set(registered_twins())
     proc = subprocess.Popen([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "run")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ours: set[str] = set()  # the names this run registered (other runs may register beside it)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (set(registered_twins()) - before and _tagged(proc.pid)):
+        while time.monotonic() < deadline and not ours:
+            ours = _loader_names(proc.pid) & set(registered_twins())
             time.sleep(0.1)
-        assert set(registered_twins()) - before, "the run never registered its twin"
+        assert ours, "the run never registered its twin"
         time.sleep(1.5)  # traffic flowing
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and (set(registered_twins()) - before or _tagged(proc.pid)):
+    while time.monotonic() < deadline and (ours & set(registered_twins()) or _tagged(proc.pid)):
         time.sleep(0.1)
-    assert set(registered_twins()) - before == set()
+    assert ours & set(registered_twins()) == set()
     assert _tagged(proc.pid) == []
     assert not (tmp_path / "run").exists()
     clean = subprocess.run([*CCSIM, "testbed", "clean"], capture_output=True, text=True)
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def _loader_names(harness_pid: int) -> set[str]:
+    """Names the loaders of harness ``harness_pid`` register (``ccsim_loader OBJECT NAME ...``)."""
+    names = set()
+    for pid in _tagged(harness_pid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"ccsim_loader") and len(argv) > 2:
+            names.add(argv[2].decode())
+    return names
 
 
 def _tagged(harness_pid: int) -> list[int]:
@@ -440,10 +454,11 @@ def test_tcp_limit_twin_limits_the_queue_beside_the_simulator(built, tmp_path):
     late = live[live.index >= 4.0]
     dev = (late["re_bytes_per_s"] - payload_bytes_per_s).abs() / payload_bytes_per_s
     assert dev.median() < 0.02 and (dev < 0.10).mean() >= 0.9, f"RE off the payload rate: {dev.describe()}"
-    # NL is never below BE (a lifetime maximum), v_target is +inf (-1) or at least CWE(RE) (CWE(NL) >= CWE(RE))
+    # NL is never below BE (a lifetime maximum); v_target is +inf (-1) or positive (when set it is at
+    # least CWE(RE), since CWE(NL) >= CWE(RE), but CWE(RE) may grow past it afterwards)
     assert (live["nl_bytes_per_s"] >= live["be_bytes_per_s"] - 1).all()
     vt = live["v_target_bytes"]
-    assert ((vt == -1) | (vt >= live["cwe_re_bytes"] - 2)).all()
+    assert ((vt == -1) | (vt > 0)).all()
     # the rule acts: holds and forced decreases, and keeps the queue short beside the simulator's
     assert live["holding"].max() == 1 and m["forced_decreases"].iloc[-1] >= 1
     rk, rs = kernel.summary.iloc[0]["rtt_mean_ms"], sim.summary.iloc[0]["rtt_mean_ms"]
