@@ -221,3 +221,33 @@ def test_tfrc_mean_interval(fixed, seed, events, open_):
         assert got == 2**64 - 1
     else:
         assert abs(got / Q16 - want) < 1 / Q16
+
+
+# -- tcp_limit_fixed.h (rate_estimators.rs: WindowedRate's exact filter, TustinFilter) ------------------
+
+@pytest.mark.parametrize("tau_us", [40_000, 41_250, 500_000])
+def test_tcp_limit_decay_factor_within_its_stated_error(fixed, tau_us):
+    """e^(-dt/tau) of the exact RE filter: relative error below 1.1e-5 (docs/kernel.md)."""
+    dts = [0, 1, 17, 1_200, tau_us // 3, tau_us, 2 * tau_us + 7, 10 * tau_us, 30 * tau_us]
+    got = fixed(*[("tl_exp_neg", dt, tau_us) for dt in dts])
+    for dt, g in zip(dts, got):
+        want = math.exp(-dt / tau_us)
+        assert abs(g / Q32 - want) <= want * 1.1e-5 + 2**-32, (dt, g / Q32, want)
+    assert fixed(("tl_exp_neg", 64 * tau_us, tau_us)) == [0]
+
+
+def test_tcp_limit_exact_filter_piece_moves_towards_the_window_rate(fixed):
+    """Rust WindowedRate::integrate: est <- w + (est - w) f, from above and from below."""
+    cases = [(1_000_000 * Q16, 1_250_000 * Q16, Q32 // 3), (9 * Q16, 2 * Q16, Q32 // 2), (5, 5, 123), (7 * Q16, 0, 0)]
+    got = fixed(*[("tl_decay", e, w, f) for e, w, f in cases])
+    for (e, w, f), g in zip(cases, got):
+        assert abs(g - (w + (e - w) * f / Q32)) <= 1
+
+
+def test_tcp_limit_tustin_coefficient_and_rates(fixed):
+    """a_k = (2 tau - dt)/(2 tau + dt) (rate_estimators.rs TustinFilter::step); rate and CWE in Q16."""
+    cases = [(0, 500_000), (1_200, 500_000), (250_000, 500_000), (1_000_000, 500_000)]
+    got = fixed(*[("tl_tustin_a", dt, tau) for dt, tau in cases])
+    assert got == [(2 * tau - dt) * Q32 // (2 * tau + dt) for dt, tau in cases]
+    # 2896 bytes acked 2.4 ms after the last ACK: 1206666.67 B/s; 1.25e6 B/s over RTTmin 40 ms = 50000 B
+    assert fixed(("tl_rate", 2896, 2400), ("tl_cwe", 1_250_000 * Q16, 40_000)) == [2896 * Q16 * 10**6 // 2400, 50_000 * Q16]

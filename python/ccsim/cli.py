@@ -459,8 +459,10 @@ def testbed() -> None:
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
 @click.option("--builtin", default=None, metavar="NAME", help="Run every flow with the kernel's own algorithm NAME (e.g. reno) instead of the twins: the reference to compare a twin with.")
+@click.option("--serialise", is_flag=True, help="Give every frame its transmission time at the bottleneck, as the simulator's link (tbf bucket of one frame, the delay line adds one frame's time; docs/kernel.md).")
 @_user_errors
-def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, builtin: str | None) -> None:
+def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, builtin: str | None,
+                serialise: bool) -> None:
     """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`."""
     # lazy: start-up time (pandas, pyarrow) and the kernel path only when asked for
     from ccsim.kernel.runner import run_kernel
@@ -468,7 +470,7 @@ def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool,
 
     out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
     check_output_dir(out, force)
-    result = run_kernel(scenario, seed=seed, progress=True, builtin=builtin)
+    result = run_kernel(scenario, seed=seed, progress=True, builtin=builtin, serialise=serialise)
     result.save(out, force=force, plots=not no_plots)
     console = Console()
     print_summary(result, console)

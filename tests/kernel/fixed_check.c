@@ -16,6 +16,9 @@
 #if __has_include("binomial_power.h")
 #include "binomial_power.h"
 #endif
+#if __has_include("tcp_limit_fixed.h")
+#include "tcp_limit_fixed.h"
+#endif
 
 int main(void)
 {
@@ -73,6 +76,18 @@ int main(void)
 			r = binomial_inv_pow_q32(a[0], a[1]);
 		else if (!strcmp(fn, "log2_q16"))
 			r = binomial_log2_q16(a[0]);
+#endif
+#ifdef TCP_LIMIT_FIXED_H
+		else if (!strcmp(fn, "tl_exp_neg"))
+			r = tl_exp_neg_q32(a[0], a[1]);
+		else if (!strcmp(fn, "tl_decay"))
+			r = tl_decay_towards(a[0], a[1], a[2]);
+		else if (!strcmp(fn, "tl_tustin_a"))
+			r = tl_tustin_a_q32(a[0], a[1]);
+		else if (!strcmp(fn, "tl_rate"))
+			r = tl_rate_q16(a[0], a[1]);
+		else if (!strcmp(fn, "tl_cwe"))
+			r = tl_cwe_q16(a[0], a[1]);
 #endif
 #ifdef LOSS_INTERVAL_H
 		else if (!strcmp(fn, "li_mean")) {

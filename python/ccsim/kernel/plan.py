@@ -50,6 +50,12 @@ class Plan:
 # than run as something else.
 UNPORTED_VALUES: dict[tuple[str, str], Any] = {
     ("htcp", "linux_fixed_point"): True,  # Linux's integer H-TCP law; the twin ports the real-valued one
+    ("tcp_limit", "base"): "westwood",  # the twin ports the NewReno base only
+    ("tcp_limit", "re_filter"): "tustin",  # the twin ports the exact RE filter only
+}
+# Parameters a twin ports at one value only (its default): any other is refused.
+ONLY_DEFAULT: dict[tuple[str, str], Any] = {
+    ("tcp_limit", "nl_window_s"): 0.0,  # NL over the connection lifetime; a windowed maximum is not ported
 }
 
 
@@ -126,6 +132,10 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
         for (algorithm, name), value in UNPORTED_VALUES.items():
             if builtin is None and traffic["algorithm"] == algorithm and traffic["params"].get(name) == value:
                 _refuse(f"{where}.traffic.params.{name}", f"{algorithm} with {name} = {json.dumps(value)}: the twin does not port it")
+        for (algorithm, name), value in ONLY_DEFAULT.items():
+            given = traffic["params"].get(name, value)
+            if builtin is None and traffic["algorithm"] == algorithm and given != value:
+                _refuse(f"{where}.traffic.params.{name}", f"{algorithm} with {name} = {json.dumps(given)}: the twin ports only {json.dumps(value)}")
         transfer = traffic["transfer"]
         plans.append(FlowPlan(
             index=i,

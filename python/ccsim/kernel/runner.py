@@ -23,12 +23,13 @@ __all__ = ["run_kernel"]
 
 
 def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progress: bool = False,
-               builtin: str | None = None) -> Result:
+               builtin: str | None = None, serialise: bool = False) -> Result:
     """Runs ``scenario`` on the namespace testbed (root, BPF struct_ops) and returns its Result.
 
     The scenario is checked (and refused, one line naming the feature) before anything is set up.
     ``builtin`` (e.g. ``"reno"``) runs every flow with that algorithm of the kernel itself instead of
-    the scenario's twins: the reference a twin is compared with.
+    the scenario's twins: the reference a twin is compared with. ``serialise`` gives every frame its
+    transmission time at the bottleneck, as the simulator's link (docs/kernel.md, "The testbed").
     """
     model, toml_text = scenario_source(scenario)
     seed = model.run.seed if seed is None else seed
@@ -41,7 +42,8 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
         raise CcsimError(f"kernel testbed: this machine lacks {missing[0].what} ({missing[0].fix}); see `ccsim testbed check`")
     built = build()
     started = time.perf_counter()
-    measurements = run_testbed(plan, built, algorithms(), seed, progress=progress, builtin=builtin)
+    measurements = run_testbed(plan, built, algorithms(), seed, progress=progress, builtin=builtin,
+                               serialise=serialise)
     wall = time.perf_counter() - started
     tables, run_summary = tables_from_measurements(measurements)
     meta = {
@@ -58,6 +60,7 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
             "version": platform.version(),
             "program_sha256": {} if builtin else program_hashes(built, [f.algorithm for f in plan.flows]),
             "builtin_algorithm": builtin,
+            "serialise": serialise,
             "loader_sha256": hashlib.sha256(built.loader.read_bytes()).hexdigest(),
             "registrations": measurements.registrations,
             "bottleneck_tbf_rate_bps": measurements.tbf_rate_bps,

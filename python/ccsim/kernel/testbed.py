@@ -65,6 +65,11 @@ class Measurements:
     sender_errors: list[str] = field(default_factory=list)
 
 
+# tbf rounds its bucket to a time at the configured rate; a bucket of exactly one frame may then
+# hold a few bytes less than the frame and drop every full-size frame.
+SERIALISE_BURST_MARGIN_BYTES = 64
+
+
 def _tbf_rate_bps(rate_bps: int, mtu: int) -> int:
     """tbf counts the Ethernet header, the simulator's link only the IP packet: scaled so that
     full-size frames leave at the scenario's rate of IP bytes."""
@@ -81,7 +86,14 @@ def _mac(ns: Namespace, dev: str) -> str:
     return json.loads(ns.run(["ip", "-j", "link", "show", "dev", dev]))[0]["address"]
 
 
-def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace) -> int:
+def serialisation_ns(plan: Plan) -> tuple[int, int]:
+    """(data, ACK) transmission time of one full-size data frame at the bottleneck rate and of one
+    ACK (headers only) at the reverse rate, in IP bytes as the simulator's links count them."""
+    mtu = plan.tcp["mss_bytes"] + plan.tcp["header_bytes"]
+    return (mtu * 8 * 10**9 // plan.rate_bps, plan.tcp["header_bytes"] * 8 * 10**9 // plan.reverse_rate_bps)
+
+
+def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace, serialise: bool = False) -> int:
     mtu = plan.tcp["mss_bytes"] + plan.tcp["header_bytes"]
     snd.run(["ip", "link", "add", "s0", "type", "veth", "peer", "name", "m0", "netns", str(mid.pid)])
     rcv.run(["ip", "link", "add", "r0", "type", "veth", "peer", "name", "m1", "netns", str(mid.pid)])
@@ -107,7 +119,10 @@ def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace) -> int:
     # no ARP exchange in the measurements: each end knows the other's address
     snd.run(["ip", "neigh", "replace", RECEIVER_ADDR, "lladdr", _mac(rcv, "r0"), "dev", "s0", "nud", "permanent"])
     rcv.run(["ip", "neigh", "replace", SENDER_ADDR, "lladdr", _mac(snd, "s0"), "dev", "r0", "nud", "permanent"])
-    burst = 2 * (mtu + ETHERNET_HEADER_BYTES)
+    # Two frames by default. With `serialise`, one frame (and a margin for tbf's rounding of the
+    # bucket to time): a frame then leaves at least one transmission time after the previous one,
+    # as from the simulator's link, and the delay line adds the transmission time itself.
+    burst = (mtu + ETHERNET_HEADER_BYTES + SERIALISE_BURST_MARGIN_BYTES) if serialise else 2 * (mtu + ETHERNET_HEADER_BYTES)
     rate = _tbf_rate_bps(plan.rate_bps, mtu)
     for dev, link_rate, limit in (("m1", rate, plan.queue_limit),
                                   ("m0", _tbf_rate_bps(plan.reverse_rate_bps, mtu), plan.reverse_queue_limit)):
@@ -132,9 +147,11 @@ def _qdisc_stats(mid: Namespace) -> dict[str, dict[str, int]]:
 
 
 def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed: int, progress: bool = False,
-                builtin: str | None = None) -> Measurements:
+                builtin: str | None = None, serialise: bool = False) -> Measurements:
     """Builds the testbed, runs the plan's flows and tears everything down; returns what it saw.
-    ``builtin`` names a kernel algorithm every flow uses instead of a twin (nothing is registered)."""
+    ``builtin`` names a kernel algorithm every flow uses instead of a twin (nothing is registered).
+    ``serialise`` gives every frame its own transmission time, as the simulator's links do: tbf's
+    bucket holds one frame and the delay line adds one frame's transmission time (docs/kernel.md)."""
     m = Measurements(plan=plan)
     progress = progress and sys.stderr.isatty()
     interval_ns = plan.sample_interval_ns
@@ -161,9 +178,10 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         for role in ("sender", "middle", "receiver"):
             namespaces.append(Namespace(role))  # listed at once: torn down even if the next one fails
         snd, mid, rcv = namespaces
-        m.tbf_rate_bps = _set_up(plan, snd, mid, rcv)
-        delayline = mid.spawn([str(built.delayline), "-a", "m0", "-b", "m1", "-d", str(plan.data_delay_ns),
-                               "-D", str(plan.ack_delay_ns), "-l", repr(plan.loss_rate), "-s", str(seed),
+        m.tbf_rate_bps = _set_up(plan, snd, mid, rcv, serialise)
+        extra_data_ns, extra_ack_ns = serialisation_ns(plan) if serialise else (0, 0)
+        delayline = mid.spawn([str(built.delayline), "-a", "m0", "-b", "m1", "-d", str(plan.data_delay_ns + extra_data_ns),
+                               "-D", str(plan.ack_delay_ns + extra_ack_ns), "-l", repr(plan.loss_rate), "-s", str(seed),
                                "-i", str(interval_ns), "-R", str(DELAYLINE_RT_PRIORITY)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(delayline)
         receiver = rcv.spawn([sys.executable, str(TRAFFIC_SCRIPT), "receiver", str(SERVER_PORT)],

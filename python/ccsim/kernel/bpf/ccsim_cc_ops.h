@@ -51,7 +51,7 @@ struct cc_glue {
 	__u32 pending_acked;  /* segments cumulatively acked by the ACK waiting for cong_avoid */
 	__u32 pending_rtt_us; /* its RTT sample (0: none) */
 	__u32 ssthresh_us;    /* cc_time32_us of the last ssthresh call (0: none) */
-	__u8 pending;
+	__u32 pending_us;     /* cc_time32_us of the waiting ACK's arrival, | 1 (0: no ACK waiting) */
 };
 
 #ifdef CC_STATE_IN_SK_STORAGE
@@ -169,8 +169,11 @@ static __always_inline void cc_publish(const struct sock *sk, struct cc_priv *p,
 	cc_report(a, m->vals, cc_mss(cc_tcp_sk(sk)));
 }
 
+/* One ACK to cc_on_ack. `arrival_us` (cc_time32_us, 0: now) is when it arrived: an ACK handed over
+ * late, at the next ACK, keeps its own time (else two ACKs would reach the algorithm microseconds
+ * apart, and a per-ACK rate such as TCP Limit's BE would see a burst that never happened). */
 static __always_inline void cc_deliver_ack(struct sock *sk, struct cc_priv *p, __u32 segments, __u32 rtt_us,
-					   bool in_recovery, bool cwnd_limited)
+					   bool in_recovery, bool cwnd_limited, __u32 arrival_us)
 {
 	const struct tcp_sock *tp = cc_tcp_sk(sk);
 	struct cc_state *a = cc_alg(sk, p);
@@ -181,6 +184,8 @@ static __always_inline void cc_deliver_ack(struct sock *sk, struct cc_priv *p, _
 		return;
 	cc_load(sk, p, &w);
 	ack.now_ns = bpf_ktime_get_ns();
+	if (arrival_us)
+		ack.now_ns -= (__u64)cc_since32_us(cc_time32_us(ack.now_ns), arrival_us) * CC_NSEC_PER_USEC;
 	ack.bytes_acked = (__u64)segments * w.mss_bytes;
 	ack.rtt_ns = (__u64)rtt_us * CC_NSEC_PER_USEC;
 	ack.min_rtt_ns = (__u64)tp->rtt_min.s[0].v * CC_NSEC_PER_USEC;
@@ -198,10 +203,29 @@ static __always_inline void cc_deliver_ack(struct sock *sk, struct cc_priv *p, _
 /* An ACK still waiting for cong_avoid is handed over now. */
 static __always_inline void cc_flush_pending(struct sock *sk, struct cc_priv *p, bool in_recovery)
 {
-	if (!p->glue.pending)
+	__u32 arrival_us = p->glue.pending_us;
+
+	if (!arrival_us)
 		return;
-	p->glue.pending = 0;
-	cc_deliver_ack(sk, p, p->glue.pending_acked, p->glue.pending_rtt_us, in_recovery, false);
+	p->glue.pending_us = 0;
+	cc_deliver_ack(sk, p, p->glue.pending_acked, p->glue.pending_rtt_us, in_recovery, false, arrival_us);
+}
+
+/* Zeroes the algorithm's state. clang's BPF target expands memset only for small sizes; a larger
+ * state (TCP Limit's ACK ring, in socket storage) is cleared word by word, the empty asm keeping
+ * clang from turning the loop back into a memset. */
+static __always_inline void cc_zero_state(struct cc_state *a)
+{
+	if (sizeof(*a) <= 256) {
+		__builtin_memset(a, 0, sizeof(*a));
+		return;
+	}
+	for (__u32 i = 0; i < sizeof(*a) / 8; i++) {
+		((__u64 *)a)[i] = 0;
+		asm volatile("" ::: "memory");
+	}
+	for (__u32 i = sizeof(*a) / 8 * 8; i < sizeof(*a); i++)
+		((__u8 *)a)[i] = 0;
 }
 
 SEC("struct_ops")
@@ -218,7 +242,7 @@ void BPF_PROG(ccsim_init, struct sock *sk)
 	a = cc_alg(sk, p);
 	if (!a)
 		return;
-	__builtin_memset(a, 0, sizeof(*a));
+	cc_zero_state(a);
 	cc_load(sk, p, &w);
 	cc_init(a, &w);
 	cc_store(sk, p, &w, false);
@@ -234,10 +258,10 @@ void BPF_PROG(ccsim_pkts_acked, struct sock *sk, const struct ack_sample *sample
 
 	cc_flush_pending(sk, p, false);
 	if (state == TCP_CA_CWR || state == TCP_CA_Recovery) {
-		cc_deliver_ack(sk, p, sample->pkts_acked, rtt_us, true, false);
+		cc_deliver_ack(sk, p, sample->pkts_acked, rtt_us, true, false, 0);
 		return;
 	}
-	p->glue.pending = 1;
+	p->glue.pending_us = cc_time32_us(bpf_ktime_get_ns()) | 1;
 	p->glue.pending_acked = sample->pkts_acked;
 	p->glue.pending_rtt_us = rtt_us;
 }
@@ -248,12 +272,12 @@ void BPF_PROG(ccsim_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct cc_priv *p = cc_priv(sk);
 	__u32 segments = 0, rtt_us = 0;
 
-	if (p->glue.pending) {
+	if (p->glue.pending_us) {
 		segments = p->glue.pending_acked;
 		rtt_us = p->glue.pending_rtt_us;
-		p->glue.pending = 0;
+		p->glue.pending_us = 0;
 	}
-	cc_deliver_ack(sk, p, segments, rtt_us, false, cc_is_cwnd_limited(sk));
+	cc_deliver_ack(sk, p, segments, rtt_us, false, cc_is_cwnd_limited(sk), 0);
 }
 
 SEC("struct_ops")
