@@ -83,3 +83,27 @@ def test_tcp_limit_hold_freezes_the_start_up_backlog(core):
     grown, overshoot = backlog(False), backlog(True)
     assert grown <= 1.5 * bound, grown
     assert overshoot >= 3 * bound, overshoot
+
+
+def test_tcp_limit_backlog_follows_the_largest_rtt_min(core):
+    """16 TCP Limit flows, slow start off, default hold (with its backlog premise): the standing queue
+    is not eq. (7)'s (alpha - 1) BDP but alpha * max_i RTTmin_i - base RTT. A flow that starts on a
+    queue already standing measures that queue into its RTTmin, holds only once its RTT exceeds
+    alpha times that, and the hold never drains the queue below it (docs/reproductions/limit.md)."""
+    import ccsim
+    from ccsim.scenario import Scenario
+
+    doc = {
+        "run": {"duration": "90s", "measure": ["30s", "90s"], "sample_interval": "1s", "seed": 1},
+        "topology": {"kind": "dumbbell", "bottleneck_rate": "10Mbit", "bottleneck_delay": "50ms", "queue": "83pkt"},
+        "tcp": {"profile": "ns2", "rwnd": "64MiB", "mss": "1460B", "slow_start": False},
+        "flows": [{"algorithm": "tcp_limit", "count": 16, "start": {"uniform": ["0s", "2s"]}}],
+    }
+    r = ccsim.run(Scenario.from_dict(doc))
+    qdelay = float(r.link_summary.loc[r.link_summary["link"] == "bottleneck", "qdelay_mean_ms"].iloc[0])
+    rtt_min = r.summary["rtt_min_ms"]
+    predicted = 1.1 * rtt_min.max() - rtt_min.min()
+    bound_ms = 0.1 * 100.0  # (alpha - 1) * BDP, as queueing delay: 10 ms
+    assert rtt_min.max() > 1.1 * rtt_min.min(), "no flow started on a standing queue: the test lost its subject"
+    assert qdelay > 2 * bound_ms, qdelay
+    assert abs(qdelay - predicted) <= 0.15 * predicted, (qdelay, predicted)
