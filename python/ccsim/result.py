@@ -118,8 +118,7 @@ class Result:
         wall_time_s: float,
     ) -> "Result":
         """Wraps the dict returned by ``_core.Simulation.finish()`` (docs/internals.md)."""
-        # A table the engine did not produce (no stream flows, an older engine) is empty.
-        tables = {name: pa.table(dict(raw.get(key, {}))) for name, key in TABLE_FILES.items()}
+        tables = {name: _engine_table(raw.get(key)) for name, key in TABLE_FILES.items()}
         meta = {
             "ccsim_version": __version__,
             "git_revision": git_revision(),
@@ -202,6 +201,17 @@ class Result:
         flows = self.scenario.get("flows", [])
         duration_s = self.scenario.get("duration_ns", 0) / 1e9
         return f"<ccsim.Result {len(flows)} flows, {duration_s:g} s, seed {self.meta.get('seed')}>"
+
+
+def _engine_table(value: Any) -> pa.Table:
+    """One table of ``finish()``: a ``pyarrow.RecordBatch`` (the engine hands its tables over through
+    the Arrow C data interface, crates/ccsim-py), or a dict column -> list (a hand-made result);
+    None (a table the engine did not produce: no stream flows, an older engine) is empty."""
+    if value is None:
+        return pa.table({})
+    if isinstance(value, pa.RecordBatch):
+        return pa.Table.from_batches([value])
+    return pa.table(dict(value))
 
 
 def defer_pandas_in_pyarrow() -> None:
