@@ -77,10 +77,10 @@ def test_the_tables_outlive_the_simulation_and_each_other():
     tables leaves a table readable (the release callbacks free each buffer once)."""
     raw = finish("three_flows")
     links = raw["links"]
-    expected = links.to_pylist()
+    expected = parquet_bytes(pa.Table.from_batches([links]))  # a copy, made while everything is alive
     del raw
     import gc
 
     gc.collect()
-    assert links.to_pylist() == expected
-    assert pa.Table.from_batches([links]).combine_chunks().num_rows == len(expected)
+    assert links.num_rows > 0
+    assert parquet_bytes(pa.Table.from_batches([links])) == expected
