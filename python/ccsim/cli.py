@@ -336,9 +336,9 @@ def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, r
         return
     assert out is not None
     from ccsim.result import defer_pandas_in_pyarrow  # lazy: start-up time (pyarrow)
-    from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
+    from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow)
 
-    defer_pandas_in_pyarrow()  # pandas loads for the summary at the end, not while the workers run
+    defer_pandas_in_pyarrow()  # the command never needs pandas: the summary is printed from Arrow
     try:
         result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
     except KeyboardInterrupt:
@@ -346,7 +346,7 @@ def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, r
         sys.exit(130)
     console = Console()
     print_sweep_summary(result, console)
-    click.echo(f"wrote {safe_for_terminal(out)} ({len(result.executed)} runs executed, {len(result.runs)} in the dataset)")
+    click.echo(f"wrote {safe_for_terminal(out)} ({len(result.executed)} runs executed, {result.table('runs').num_rows} in the dataset)")
 
 
 def _print_dry_run(model: Any) -> None:

@@ -116,19 +116,21 @@ class Result:
         toml_text: str,
         seed: int,
         wall_time_s: float,
+        provenance: bool = True,
     ) -> "Result":
-        """Wraps the dict returned by ``_core.Simulation.finish()`` (docs/internals.md)."""
+        """Wraps the dict returned by ``_core.Simulation.finish()`` (docs/internals.md).
+        ``provenance=False``: ``git_revision`` and ``environment`` are None (not looked up)."""
         tables = {name: _engine_table(raw.get(key)) for name, key in TABLE_FILES.items()}
         meta = {
             "ccsim_version": __version__,
-            "git_revision": git_revision(),
+            "git_revision": git_revision() if provenance else None,
             "seed": seed,
             "scenario": scenario.resolve(),
             "scenario_toml": toml_text,
             "algorithm_params": _algorithm_params(raw.get("params_used", [])),
             "engine_stats": raw.get("stats", {}),
             "wall_time_s": wall_time_s,
-            "environment": environment(),
+            "environment": environment() if provenance else None,
         }
         return cls(tables, raw.get("run_summary", {}), meta)
 
