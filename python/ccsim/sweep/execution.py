@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -249,16 +250,26 @@ def chunk_size(runs: int, workers: int) -> int:
 
 
 def _run_pool(tasks: list[RunTask], jobs: int, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
-    context = multiprocessing.get_context(_start_method())
+    method = _start_method()
+    context = multiprocessing.get_context(method)
     workers = min(jobs, len(tasks))
     size = chunk_size(len(tasks), workers)
     executor = ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=warm_worker, initargs=(os.getpid(),)
     )
     try:
-        # each worker may count on its share of the free memory: they run at once on this machine
-        futures = {executor.submit(execute_chunk, chunk, str(parts), budget, 1.0 / workers): chunk
-                   for chunk in (tasks[i:i + size] for i in range(0, len(tasks), size))}
+        chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+        # each worker may count on its share of the free memory: they run at once on this machine.
+        # The first submit forks every worker; with the objects that exist then frozen, a worker's
+        # garbage collector does not touch (and so copy) the pages it shares with this process.
+        if method == "fork":
+            gc.freeze()
+        try:
+            futures = {executor.submit(execute_chunk, chunks[0], str(parts), budget, 1.0 / workers): chunks[0]}
+        finally:
+            if method == "fork":
+                gc.unfreeze()
+        futures.update({executor.submit(execute_chunk, chunk, str(parts), budget, 1.0 / workers): chunk for chunk in chunks[1:]})
         for future in as_completed(futures):
             chunk = futures[future]
             error = future.exception()
