@@ -32,14 +32,13 @@ import shutil
 import socket
 import subprocess
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ccsim._version import __version__
+from ccsim._version import __version__, installed_version
 from ccsim.engine import algorithms
 from ccsim.errors import CcsimError, OutputExistsError
 from ccsim.files import read_record
@@ -320,12 +319,7 @@ def environment() -> dict[str, Any]:
 
 @functools.cache
 def _environment() -> dict[str, Any]:
-    packages = {}
-    for name in _DEPENDENCIES:
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            packages[name] = None
+    packages = {name: installed_version(name) for name in _DEPENDENCIES}
     return {
         "host": socket.gethostname(),
         "os": platform.platform(),
@@ -352,27 +346,39 @@ def _built_revision() -> str | None:
 @functools.cache
 def _source_tree_revision() -> str | None:
     # Once per process: the code this process imported is what runs, whatever happens to the
-    # tree later; three git commands per run were an eighth of a small sweep run's cost.
-    here = Path(__file__).resolve().parent
+    # tree later. One git command (the commit and whether tracked files changed), the top of the
+    # tree found by looking for its .git here, not by asking git: each git process is CPU that a
+    # small run pays.
+    top = _source_tree_top(Path(__file__).resolve().parent)
+    if top is None:
+        return None
     try:
-        top = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5
-        )
-        # Only trust the repository if it is ccsim's own (an installed wheel may sit inside another repo).
-        if top.returncode != 0 or not (Path(top.stdout.strip()) / "crates" / "ccsim-core").is_dir():
-            return None
-        rev = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        if rev.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+        status = subprocess.run(
+            ["git", "-C", str(top), "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
             capture_output=True,
             text=True,
             timeout=5,
         )
-        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
+    if status.returncode != 0:
+        return None
+    lines = status.stdout.splitlines()
+    commit = next((line.split()[2] for line in lines if line.startswith("# branch.oid ") and len(line.split()) == 3), None)
+    if commit is None or commit == "(initial)":  # no commit yet
+        return None
+    dirty = any(line and not line.startswith("#") for line in lines)
+    return commit + ("-dirty" if dirty else "")
+
+
+def _source_tree_top(here: Path) -> Path | None:
+    """The work tree holding ``here`` (the nearest directory with a ``.git``: a directory, or a
+    file in a linked work tree), if it is ccsim's own: an installed wheel may sit inside another
+    repository, whose commit says nothing about ccsim."""
+    for directory in (here, *here.parents):
+        if (directory / ".git").exists():
+            return directory if (directory / "crates" / "ccsim-core").is_dir() else None
+    return None
 
 
 def _algorithm_params(params_used: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
