@@ -42,7 +42,8 @@ from ccsim._version import __version__, installed_version
 from ccsim.engine import algorithms
 from ccsim.errors import CcsimError, OutputExistsError
 from ccsim.files import read_record
-from ccsim.outdir import MARKER_FILE, check_replaceable, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
+from ccsim.lean_imports import Refuse
+from ccsim.outdir import MARKER_FILE, check_output_dir, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -227,32 +228,12 @@ def defer_pandas_in_pyarrow() -> None:
     """
     if "pandas" in sys.modules:
         return
-    blocker = _NoPandas()
+    blocker = Refuse("pandas")
     sys.meta_path.insert(0, blocker)
     try:
         pa.array([0])
     finally:
         sys.meta_path.remove(blocker)
-
-
-class _NoPandas:
-    """An import hook under which ``import pandas`` raises ImportError (see defer_pandas_in_pyarrow)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas":
-            raise ModuleNotFoundError("No module named 'pandas' (deferred by ccsim)", name=name)
-        return None
-
-
-def check_output_dir(out: Path, force: bool) -> None:
-    """Raises OutputExistsError unless ``out`` is free, or ``force`` and ``out`` is an empty directory or
-    one ccsim wrote (it carries the marker, ccsim.outdir): a mistyped ``--out ~ --force`` or a
-    directory that merely holds a ``meta.json`` is never touched."""
-    if not out.exists() and not out.is_symlink():
-        return
-    if not force:
-        raise OutputExistsError(f"{out}: already exists (use --force to replace it)")
-    check_replaceable(out, "ccsim run")
 
 
 def _replace_dir(staging: Path, out: Path, force: bool) -> None:
