@@ -94,11 +94,11 @@ def main() -> None:
           "workers (all) | end (consolidation) |")
     for jobs, m in med.items():
         print(f"| {jobs} | {m['cpu_startup']:.2f} | {m['cpu_phase']:.2f} | {m['cpu_workers']:.2f} | {m['cpu_end']:.2f} |")
-    # On two idle cores: the serial parts run alone; with two jobs the runs' CPU (workers, plus
-    # what the sweep process spends meanwhile on the other core) is shared by two workers.
+    # On two idle cores: the serial parts run alone; with two jobs the run phase takes at least
+    # half the CPU of the workers and the sweep process together, and at least each one's share.
     serial = {j: m["cpu_startup"] + m["cpu_end"] for j, m in med.items()}
     runs1 = med[1]["cpu_phase"] + med[1]["cpu_workers"]
-    runs2 = max(med[2]["cpu_workers"] / 2, med[2]["cpu_phase"])
+    runs2 = max(med[2]["cpu_workers"] / 2, med[2]["cpu_phase"], (med[2]["cpu_workers"] + med[2]["cpu_phase"]) / 2)
     ideal1, ideal2 = serial[1] + runs1, serial[2] + runs2
     print(f"on two idle cores (CPU-bound, no waiting): jobs 1 {ideal1:.2f} s, jobs 2 {ideal2:.2f} s: whole command "
           f"{ideal1 / ideal2:.2f}x; run phase {runs1 / runs2:.2f}x (serial part {serial[1]:.2f} s)")

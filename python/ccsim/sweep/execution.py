@@ -109,11 +109,13 @@ def _as_through_pandas(result: Any, name: str) -> pa.Table:
     table = result.table(name)
     columns = []
     for field, column in zip(table.schema, table.columns):
+        # Through Python values, not to_numpy()/cast(): those import pyarrow.compute and numpy.ma,
+        # about 0.05 s of CPU that every worker would pay on its first run (the tables are one row
+        # per flow or link: small).
         if pa.types.is_floating(field.type):
-            values = column.to_numpy()
-            columns.append(pa.array(values, type=field.type, from_pandas=True))  # NaN -> null, as from_pandas
+            columns.append(pa.array(column.to_pylist(), type=field.type, from_pandas=True))  # NaN -> null, as from_pandas
         elif pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
-            columns.append(column.cast(pa.large_string()))
+            columns.append(pa.array(column.to_pylist(), type=pa.large_string()))
         elif (pa.types.is_integer(field.type) or pa.types.is_boolean(field.type)) and column.null_count == 0:
             columns.append(column)
         else:
