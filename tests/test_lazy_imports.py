@@ -134,3 +134,21 @@ def test_the_cli_in_a_callers_process_leaves_numpy_to_pyarrow(tmp_path):
     )
     out = _python(code, str(tmp_path / "run"))
     assert out.strip().endswith("ROWS 2")
+
+
+def test_ccsim_sweep_does_not_import_pandas(tmp_path):
+    """The sweep command prints its summary from the Arrow tables: pandas is never imported, by the
+    sweep process or (tests above) by its workers."""
+    pytest.importorskip("ccsim._core")
+    code = (
+        "import sys\n"
+        "from ccsim.cli import main\n"
+        "try:\n"
+        "    main(['sweep', 'examples/sweep_loss.toml', '--jobs', '2', '--out', sys.argv[1]])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print('PANDAS', 'pandas' in sys.modules)\n"
+    )
+    out = _python(code, str(tmp_path / "sweep"))
+    assert "goodput Mbit/s" in out and "25 in the dataset" in out
+    assert out.strip().endswith("PANDAS False")

@@ -331,3 +331,43 @@ def test_t_quantiles_and_describe() -> None:
     one = describe([3.0])
     assert one["n"] == 1 and one["mean"] == 3.0 and math.isnan(one["ci95_low"])
     assert describe([float("nan"), 1.0, 3.0])["n"] == 2
+
+
+def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers write each run's part file; the sweep process consolidates from the part tables
+    they send back (docs/performance.md), and lists every part in the marker."""
+    from ccsim.outdir import owned_files
+    from ccsim.sweep import execution, store
+
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    reference = tmp_path / "reference"
+    run_sweep(plan, reference, jobs=1, progress=False)
+
+    def no_reading(path: Path) -> None:
+        raise AssertionError(f"{path} was read back")
+
+    monkeypatch.setattr(store, "_read_part", no_reading)
+    written_by: dict[str, int] = {}
+    original = store.write_part
+
+    def note_writer(parts: Path, run, output):  # runs in the worker; the file records who wrote it
+        table = original(parts, run, output)
+        (parts / f"{run.run_id}.writer").write_text(str(__import__("os").getpid()))
+        return table
+
+    monkeypatch.setattr(execution, "write_part", note_writer)  # inherited by the forked workers
+    result = run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
+    assert len(result.executed) == 25
+    _same_tables(reference, tmp_path / "out")
+    writers = {int(p.read_text()) for p in (tmp_path / "out" / "parts").glob("*.writer")}
+    assert len(writers) == 2 and __import__("os").getpid() not in writers  # two workers, not the sweep process
+    listed = {name for name in owned_files(tmp_path / "out") if name.startswith("parts/")}
+    assert listed == {f"parts/{part_path(tmp_path / 'out' / 'parts', r).name}" for r in plan.runs()}
+
+
+def test_chunks_are_small_for_small_sweeps_and_amortise_large_ones() -> None:
+    from ccsim.sweep.execution import chunk_size
+
+    assert chunk_size(25, 2) == 1  # every run its own task: the workers finish together
+    assert chunk_size(10_000, 2) == 625  # eight tasks per worker
+    assert chunk_size(3, 8) == 1
