@@ -308,7 +308,7 @@ def test_each_sweep_worker_meters_its_share_of_the_free_memory(monkeypatch):
     assert budget_module.memory_limit(Budget(max_memory_bytes=math.inf)) == 8e9
     seen = {}
 
-    def fake_simulate(scenario, text, seed, budget, memory_share):
+    def fake_simulate(scenario, text, seed, budget, memory_share, **others):  # others: provenance
         seen.update(budget=budget, memory_share=memory_share)
         raise ResourceError("out of memory: stop here")
 
