@@ -63,16 +63,16 @@ def execute_run(run_id: str, scenario_toml: str, seed: int, budget: Budget | Non
     }
 
 
-_last_scenario: tuple[str, Scenario] | None = None
+_parsed = threading.local()  # per thread: a Dask worker may run several runs at once in threads
 
 
 def _scenario(scenario_toml: str) -> Scenario:
     """The Scenario of ``scenario_toml``, parsed once for consecutive runs of one point (a chunk
     holds the repetitions of a point one after another). A Scenario is not changed by a run."""
-    global _last_scenario
-    if _last_scenario is None or _last_scenario[0] != scenario_toml:
-        _last_scenario = (scenario_toml, Scenario.from_toml_str(scenario_toml))
-    return _last_scenario[1]
+    last = getattr(_parsed, "last", None)
+    if last is None or last[0] != scenario_toml:
+        last = _parsed.last = (scenario_toml, Scenario.from_toml_str(scenario_toml))
+    return last[1]
 
 
 class RunTask(NamedTuple):
