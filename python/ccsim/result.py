@@ -27,7 +27,6 @@ import json
 import math
 import os
 import platform
-import secrets
 import shutil
 import socket
 import subprocess
@@ -228,7 +227,7 @@ def defer_pandas_in_pyarrow() -> None:
     """
     if "pandas" in sys.modules:
         return
-    blocker = Refuse("pandas")
+    blocker = Refuse("pandas", "dateutil")  # dateutil: probed alongside (10 ms), pandas imports it itself
     sys.meta_path.insert(0, blocker)
     try:
         pa.array([0])
@@ -273,7 +272,7 @@ def read_parquet(path: Path) -> pa.Table:
 
 def _sibling(out: Path, tag: str) -> Path:
     """A hidden, unused name next to ``out`` (same filesystem, so os.replace is a rename)."""
-    return out.parent / f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.{tag}"
+    return out.parent / f".{out.name}.{os.getpid()}.{os.urandom(4).hex()}.{tag}"
 
 
 def json_safe(value: Any) -> Any:
