@@ -89,3 +89,66 @@ def test_the_pool_forks_only_a_single_threaded_process():
         other.join()
     if threading.active_count() == 1 and sys.platform.startswith("linux"):
         assert _start_method() == "fork"
+
+
+WEB_FLOW = '\n[[flows]]\nname = "web"\nkind = "web"\nalgorithm = "newreno"\narrival_rate = 2.0\nsize_mean = "50kB"\n'
+
+
+@pytest.mark.parametrize("web", [False, True])
+def test_ccsim_run_no_plots_imports_numpy_only_for_web_transfers(tmp_path, web):
+    """Without plots, --json or web transfers no table becomes a DataFrame: pyarrow is imported as if
+    numpy were absent (ccsim.lean_imports). The web transfers' summary groups them with pandas, so
+    with them numpy is there, and the summary still prints."""
+    pytest.importorskip("ccsim._core")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text((ROOT / "examples" / "single_flow.toml").read_text().replace('"60s"', '"5s"') + (WEB_FLOW if web else ""))
+    code = (
+        "import sys\n"
+        "from ccsim.cli import main\n"
+        "try:\n"
+        "    main(['run', sys.argv[2], '--no-plots', '--out', sys.argv[1]])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print('NUMPY', 'numpy' in sys.modules)\n"
+    )
+    out = _python(code, str(tmp_path / "run"), str(scenario))
+    assert "bottleneck: utilisation" in out
+    assert out.strip().endswith(f"NUMPY {web}")
+    if web:
+        assert "(web, " in out  # the grouped row, made with pandas
+    assert (tmp_path / "run" / "summary.parquet").is_file()
+
+
+def test_the_cli_in_a_callers_process_leaves_numpy_to_pyarrow(tmp_path):
+    """CliRunner (a test, a notebook) runs the command in a process ccsim does not own: pyarrow keeps
+    numpy there, so a table can still become a DataFrame afterwards."""
+    pytest.importorskip("ccsim._core")
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from ccsim.cli import cli\n"
+        "r = CliRunner().invoke(cli, ['run', 'examples/single_flow.toml', '--no-plots', '--out', sys.argv[1]])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "import pyarrow as pa\n"
+        "print('ROWS', len(pa.array([1.0, 2.0]).to_numpy()))\n"
+    )
+    out = _python(code, str(tmp_path / "run"))
+    assert out.strip().endswith("ROWS 2")
+
+
+def test_ccsim_sweep_does_not_import_pandas(tmp_path):
+    """The sweep command prints its summary from the Arrow tables: pandas is never imported, by the
+    sweep process or (tests above) by its workers."""
+    pytest.importorskip("ccsim._core")
+    code = (
+        "import sys\n"
+        "from ccsim.cli import main\n"
+        "try:\n"
+        "    main(['sweep', 'examples/sweep_loss.toml', '--jobs', '2', '--out', sys.argv[1]])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print('PANDAS', 'pandas' in sys.modules)\n"
+    )
+    out = _python(code, str(tmp_path / "sweep"))
+    assert "goodput Mbit/s" in out and "25 in the dataset" in out
+    assert out.strip().endswith("PANDAS False")

@@ -7,6 +7,7 @@ second of engine time; most of this file's time is starting worker processes.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -331,3 +332,41 @@ def test_t_quantiles_and_describe() -> None:
     one = describe([3.0])
     assert one["n"] == 1 and one["mean"] == 3.0 and math.isnan(one["ci95_low"])
     assert describe([float("nan"), 1.0, 3.0])["n"] == 2
+
+
+def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers write each run's part file; the sweep process consolidates from the part tables
+    they send back (docs/performance.md), and lists every part in the marker."""
+    from ccsim.outdir import owned_files
+    from ccsim.sweep import execution, store
+
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    reference = tmp_path / "reference"
+    run_sweep(plan, reference, jobs=1, progress=False)
+
+    def no_reading(path: Path) -> None:
+        raise AssertionError(f"{path} was read back")
+
+    monkeypatch.setattr(store, "_read_part", no_reading)
+    sweep_process = os.getpid()
+    original = store.write_part
+
+    def not_here(parts: Path, run, output):  # a forked worker inherits this; a spawned one has the original
+        assert os.getpid() != sweep_process, "the sweep process wrote a part"
+        return original(parts, run, output)
+
+    monkeypatch.setattr(execution, "write_part", not_here)
+    result = run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
+    assert len(result.executed) == 25
+    _same_tables(reference, tmp_path / "out")
+    assert len(list((tmp_path / "out" / "parts").glob("*.parquet"))) == 25
+    listed = {name for name in owned_files(tmp_path / "out") if name.startswith("parts/")}
+    assert listed == {f"parts/{part_path(tmp_path / 'out' / 'parts', r).name}" for r in plan.runs()}
+
+
+def test_chunks_are_small_for_small_sweeps_and_amortise_large_ones() -> None:
+    from ccsim.sweep.execution import chunk_size
+
+    assert chunk_size(25, 2) == 1  # every run its own task: the workers finish together
+    assert chunk_size(10_000, 2) == 625  # eight tasks per worker
+    assert chunk_size(3, 8) == 1

@@ -3,6 +3,8 @@ the named exceptions of :mod:`ccsim.errors` (``ScenarioError``, ``ConservationEr
 
 from typing import Any, TypedDict
 
+import pyarrow as pa
+
 __version__: str
 #: The git commit the extension was built from (``-dirty`` if modified), None outside a checkout.
 GIT_REVISION: str | None
@@ -36,12 +38,14 @@ class RunStats(TypedDict):
     finish_wall_s: float
 
 class FinishResult(TypedDict):
-    flows: dict[str, list[Any]]
-    streams: dict[str, list[Any]]
-    cc_metrics: dict[str, list[Any]]
-    links: dict[str, list[Any]]
-    flow_summary: dict[str, list[Any]]
-    link_summary: dict[str, list[Any]]
+    # Each table a record batch handed over through the Arrow C data interface (numbers not copied).
+    flows: pa.RecordBatch
+    streams: pa.RecordBatch
+    cc_metrics: pa.RecordBatch
+    links: pa.RecordBatch
+    flow_summary: pa.RecordBatch
+    link_summary: pa.RecordBatch
+    delay_hist: pa.RecordBatch
     run_summary: dict[str, float]
     stats: RunStats
     params_used: list[ParamsUsed]
@@ -59,6 +63,11 @@ class Simulation:
     def set_event_limit(self, events: int | None, field: str) -> None: ...
     def run_until(self, t_ns: int) -> None: ...
     def finish(self) -> FinishResult: ...
+
+class ArrowExport:
+    """A table on its way to pyarrow (the Arrow PyCapsule interface); ``finish`` imports it."""
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
 def algorithms() -> list[AlgorithmInfo]: ...
 def validate_resolved(scenario_json: str) -> None: ...

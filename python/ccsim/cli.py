@@ -32,7 +32,8 @@ from ccsim.budget import DEFAULT_BUDGET, Budget, Estimate, check, estimate_simul
 from ccsim.engine import algorithms, build_simulation
 from ccsim.errors import ArgumentError, CcsimError, ResourceError
 from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
-from ccsim.outdir import is_owned, record_files
+from ccsim.lean_imports import import_pyarrow_without_numpy
+from ccsim.outdir import check_output_dir, is_owned, record_files
 from ccsim.precision import fmt_percentile
 from ccsim.text import safe_for_terminal
 from ccsim.units import format_time, parse_size
@@ -162,22 +163,27 @@ def _quiet() -> bool:
 def run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, ignore_budget: bool,
         max_events: str | None, max_memory: str | None, overrides: tuple[str, ...] = (), as_json: bool = False) -> None:
     """Simulate SCENARIO (a TOML file) and write the run directory."""
-    # lazy: start-up time (pandas, pyarrow)
-    from ccsim.result import check_output_dir, defer_pandas_in_pyarrow
-    from ccsim.runner import scenario_source, simulate
-
-    defer_pandas_in_pyarrow()  # this command needs pandas only for web transfers and plots
-
     budget = _budget(ignore_budget, max_events, max_memory)
     out = out if out is not None else Path("runs") / scenario.stem
     check_output_dir(out, force)  # before simulating: do not make the user wait to hear this
-    model, toml_text = scenario_source(scenario)
+    toml_text = read_scenario_text(scenario)
+    model = Scenario.from_toml_str(toml_text, source=str(scenario))
     if overrides:
         from ccsim.overrides import apply_overrides  # lazy: start-up time (tomli_w, the sweep plan's path rules)
 
         model, toml_text, notes = apply_overrides(toml_text, overrides, source=str(scenario))
         for note in notes:
             click.echo(safe_for_terminal(note), err=True)
+    # Only plots, --json and the web transfers' summary read tables as DataFrames (pandas, numpy);
+    # without them pyarrow loads without numpy and never imports pandas (ccsim.lean_imports). Only
+    # in the ccsim command's own process: a caller may need NumPy from pyarrow afterwards.
+    if _owns_process and no_plots and not as_json and not any(flow.kind == "web" for flow in model.flows):
+        import_pyarrow_without_numpy()
+    # lazy: start-up time (pyarrow, after the choice above)
+    from ccsim.result import defer_pandas_in_pyarrow
+    from ccsim.runner import simulate
+
+    defer_pandas_in_pyarrow()
     result = simulate(model, toml_text, seed=seed, progress=not _quiet(), budget=budget,
                       announce=functools.partial(_announce, budget))
     log.info("simulated %s; writing %s", scenario, out)
@@ -336,9 +342,9 @@ def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, r
         return
     assert out is not None
     from ccsim.result import defer_pandas_in_pyarrow  # lazy: start-up time (pyarrow)
-    from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow, pandas)
+    from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow)
 
-    defer_pandas_in_pyarrow()  # pandas loads for the summary at the end, not while the workers run
+    defer_pandas_in_pyarrow()  # the command never needs pandas: the summary is printed from Arrow
     try:
         result = run_sweep(model, out, jobs=jobs, cluster=cluster, resume=resume, force=force, progress=True)
     except KeyboardInterrupt:
@@ -346,7 +352,7 @@ def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, r
         sys.exit(130)
     console = Console()
     print_sweep_summary(result, console)
-    click.echo(f"wrote {safe_for_terminal(out)} ({len(result.executed)} runs executed, {len(result.runs)} in the dataset)")
+    click.echo(f"wrote {safe_for_terminal(out)} ({len(result.executed)} runs executed, {result.table('runs').num_rows} in the dataset)")
 
 
 def _print_dry_run(model: Any) -> None:
@@ -506,8 +512,13 @@ def testbed_clean() -> None:
     click.echo("nothing of a finished testbed is left")
 
 
+_owns_process = False  # set by main(): the ccsim command, not a caller's process (CliRunner, a notebook)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    global _owns_process
+    _owns_process = True
     cli.main(args=argv, prog_name="ccsim")
 
 

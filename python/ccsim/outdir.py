@@ -31,6 +31,7 @@ __all__ = [
     "record_files",
     "write_marker",
     "check_replaceable",
+    "check_output_dir",
     "remove_owned_files",
     "writer_lock",
     "tree_files",
@@ -114,6 +115,17 @@ def check_replaceable(out: Path, what: str = "ccsim output") -> None:
         return
     if any(out.iterdir()):
         raise OutputExistsError(f"{out}: exists and is not a {what} directory (no {MARKER_FILE}); refusing to replace it")
+
+
+def check_output_dir(out: Path, force: bool) -> None:
+    """Raises OutputExistsError unless ``out`` is free, or ``force`` and ``out`` is an empty directory or
+    one ccsim wrote (it carries the marker, ccsim.outdir): a mistyped ``--out ~ --force`` or a
+    directory that merely holds a ``meta.json`` is never touched."""
+    if not out.exists() and not out.is_symlink():
+        return
+    if not force:
+        raise OutputExistsError(f"{out}: already exists (use --force to replace it)")
+    check_replaceable(out, "ccsim run")
 
 
 def remove_owned_files(out: Path) -> None:

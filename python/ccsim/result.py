@@ -27,23 +27,22 @@ import json
 import math
 import os
 import platform
-import secrets
 import shutil
 import socket
 import subprocess
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ccsim._version import __version__
+from ccsim._version import __version__, installed_version
 from ccsim.engine import algorithms
 from ccsim.errors import CcsimError, OutputExistsError
 from ccsim.files import read_record
-from ccsim.outdir import MARKER_FILE, check_replaceable, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
+from ccsim.lean_imports import Refuse
+from ccsim.outdir import MARKER_FILE, check_output_dir, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,20 +115,21 @@ class Result:
         toml_text: str,
         seed: int,
         wall_time_s: float,
+        provenance: bool = True,
     ) -> "Result":
-        """Wraps the dict returned by ``_core.Simulation.finish()`` (docs/internals.md)."""
-        # A table the engine did not produce (no stream flows, an older engine) is empty.
-        tables = {name: pa.table(dict(raw.get(key, {}))) for name, key in TABLE_FILES.items()}
+        """Wraps the dict returned by ``_core.Simulation.finish()`` (docs/internals.md).
+        ``provenance=False``: ``git_revision`` and ``environment`` are None (not looked up)."""
+        tables = {name: _engine_table(raw.get(key)) for name, key in TABLE_FILES.items()}
         meta = {
             "ccsim_version": __version__,
-            "git_revision": git_revision(),
+            "git_revision": git_revision() if provenance else None,
             "seed": seed,
             "scenario": scenario.resolve(),
             "scenario_toml": toml_text,
             "algorithm_params": _algorithm_params(raw.get("params_used", [])),
             "engine_stats": raw.get("stats", {}),
             "wall_time_s": wall_time_s,
-            "environment": environment(),
+            "environment": environment() if provenance else None,
         }
         return cls(tables, raw.get("run_summary", {}), meta)
 
@@ -204,6 +204,17 @@ class Result:
         return f"<ccsim.Result {len(flows)} flows, {duration_s:g} s, seed {self.meta.get('seed')}>"
 
 
+def _engine_table(value: Any) -> pa.Table:
+    """One table of ``finish()``: a ``pyarrow.RecordBatch`` (the engine hands its tables over through
+    the Arrow C data interface, crates/ccsim-py), or a dict column -> list (a hand-made result);
+    None (a table the engine did not produce: no stream flows, an older engine) is empty."""
+    if value is None:
+        return pa.table({})
+    if isinstance(value, pa.RecordBatch):
+        return pa.Table.from_batches([value])
+    return pa.table(dict(value))
+
+
 def defer_pandas_in_pyarrow() -> None:
     """Stops pyarrow importing pandas (about 0.5 s of CPU) to build or write a table.
 
@@ -216,32 +227,12 @@ def defer_pandas_in_pyarrow() -> None:
     """
     if "pandas" in sys.modules:
         return
-    blocker = _NoPandas()
+    blocker = Refuse("pandas", "dateutil")  # dateutil: probed alongside (10 ms), pandas imports it itself
     sys.meta_path.insert(0, blocker)
     try:
         pa.array([0])
     finally:
         sys.meta_path.remove(blocker)
-
-
-class _NoPandas:
-    """An import hook under which ``import pandas`` raises ImportError (see defer_pandas_in_pyarrow)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name == "pandas":
-            raise ModuleNotFoundError("No module named 'pandas' (deferred by ccsim)", name=name)
-        return None
-
-
-def check_output_dir(out: Path, force: bool) -> None:
-    """Raises OutputExistsError unless ``out`` is free, or ``force`` and ``out`` is an empty directory or
-    one ccsim wrote (it carries the marker, ccsim.outdir): a mistyped ``--out ~ --force`` or a
-    directory that merely holds a ``meta.json`` is never touched."""
-    if not out.exists() and not out.is_symlink():
-        return
-    if not force:
-        raise OutputExistsError(f"{out}: already exists (use --force to replace it)")
-    check_replaceable(out, "ccsim run")
 
 
 def _replace_dir(staging: Path, out: Path, force: bool) -> None:
@@ -281,7 +272,7 @@ def read_parquet(path: Path) -> pa.Table:
 
 def _sibling(out: Path, tag: str) -> Path:
     """A hidden, unused name next to ``out`` (same filesystem, so os.replace is a rename)."""
-    return out.parent / f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.{tag}"
+    return out.parent / f".{out.name}.{os.getpid()}.{os.urandom(4).hex()}.{tag}"
 
 
 def json_safe(value: Any) -> Any:
@@ -308,12 +299,7 @@ def environment() -> dict[str, Any]:
 
 @functools.cache
 def _environment() -> dict[str, Any]:
-    packages = {}
-    for name in _DEPENDENCIES:
-        try:
-            packages[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            packages[name] = None
+    packages = {name: installed_version(name) for name in _DEPENDENCIES}
     return {
         "host": socket.gethostname(),
         "os": platform.platform(),
@@ -340,27 +326,39 @@ def _built_revision() -> str | None:
 @functools.cache
 def _source_tree_revision() -> str | None:
     # Once per process: the code this process imported is what runs, whatever happens to the
-    # tree later; three git commands per run were an eighth of a small sweep run's cost.
-    here = Path(__file__).resolve().parent
+    # tree later. One git command (the commit and whether tracked files changed), the top of the
+    # tree found by looking for its .git here, not by asking git: each git process is CPU that a
+    # small run pays.
+    top = _source_tree_top(Path(__file__).resolve().parent)
+    if top is None:
+        return None
     try:
-        top = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5
-        )
-        # Only trust the repository if it is ccsim's own (an installed wheel may sit inside another repo).
-        if top.returncode != 0 or not (Path(top.stdout.strip()) / "crates" / "ccsim-core").is_dir():
-            return None
-        rev = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
-        if rev.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+        status = subprocess.run(
+            ["git", "-C", str(top), "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
             capture_output=True,
             text=True,
             timeout=5,
         )
-        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
+    if status.returncode != 0:
+        return None
+    lines = status.stdout.splitlines()
+    commit = next((line.split()[2] for line in lines if line.startswith("# branch.oid ") and len(line.split()) == 3), None)
+    if commit is None or commit == "(initial)":  # no commit yet
+        return None
+    dirty = any(line and not line.startswith("#") for line in lines)
+    return commit + ("-dirty" if dirty else "")
+
+
+def _source_tree_top(here: Path) -> Path | None:
+    """The work tree holding ``here`` (the nearest directory with a ``.git``: a directory, or a
+    file in a linked work tree), if it is ccsim's own: an installed wheel may sit inside another
+    repository, whose commit says nothing about ccsim."""
+    for directory in (here, *here.parents):
+        if (directory / ".git").exists():
+            return directory if (directory / "crates" / "ccsim-core").is_dir() else None
+    return None
 
 
 def _algorithm_params(params_used: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

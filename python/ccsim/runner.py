@@ -74,11 +74,13 @@ def run_toml(text: str, seed: int | None = None, progress: bool = False, budget:
 
 def simulate(model: Scenario, toml_text: str, seed: int | None = None, progress: bool = False,
              budget: Budget | None = DEFAULT_BUDGET, announce: Callable[[Estimate], Any] | None = None,
-             memory_share: float = 1.0) -> Result:
+             memory_share: float = 1.0, provenance: bool = True) -> Result:
     """``run`` for a scenario already loaded, with the TOML text to record in ``meta.json``.
     ``announce`` is called with the cost estimate once it has passed the budget, before the run.
     The engine meters the run against ``budget`` as it goes (events, memory; ``memory_share`` of the
-    machine's free memory: see :func:`ccsim.budget.memory_limit`)."""
+    machine's free memory: see :func:`ccsim.budget.memory_limit`). ``provenance=False`` leaves the
+    git revision and the package versions out of ``meta`` (a sweep worker, which keeps only the
+    summaries, saves looking them up)."""
     if not isinstance(model, Scenario):
         raise ArgumentError(f"model: must be a ccsim.Scenario; got {type(model).__name__}")
     seed = model.run.seed if seed is None else seed
@@ -109,7 +111,7 @@ def simulate(model: Scenario, toml_text: str, seed: int | None = None, progress:
         # CPU spent by the engine (building, running, collecting tables): what "a run costs" means,
         # apart from Python's start-up and the imports of pandas/pyarrow/matplotlib.
         raw.setdefault("stats", {})["engine_cpu_s"] = time.process_time() - cpu_started
-        return Result.from_engine(raw, model, toml_text=toml_text, seed=seed, wall_time_s=wall_time_s)
+        return Result.from_engine(raw, model, toml_text=toml_text, seed=seed, wall_time_s=wall_time_s, provenance=provenance)
     except BudgetError as e:  # the engine's event ceiling: name the user's key and how to raise it
         raise BudgetError(model.user_field(e.field), f"{e.reason}; {RAISE_HINT}") from None
     except MemoryError as e:  # Python's copy of the tables (the engine raises ResourceError itself)

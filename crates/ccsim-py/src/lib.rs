@@ -9,7 +9,13 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyCapsule, PyDict, PyList};
+
+use arrow_buffer::{BooleanBuffer, Buffer};
+use arrow_data::ffi::FFI_ArrowArray;
+use arrow_data::ArrayData;
+use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::{ArrowError, DataType, Field, Fields};
 
 use ccsim_cc::{ParamKind, ParamValue};
 use ccsim_core::sim::{Cost, EventLimit, MemoryLimit};
@@ -66,18 +72,105 @@ fn guarded<T>(py: Python<'_>, body: impl FnOnce() -> PyResult<T>) -> PyResult<T>
     }
 }
 
-fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (name, col) in &t.columns {
-        let list = match col {
-            Column::F64(v) => PyList::new(py, v)?,
-            Column::U64(v) => PyList::new(py, v)?,
-            Column::Str(v) => PyList::new(py, v)?,
-            Column::Bool(v) => PyList::new(py, v)?,
-        };
-        d.set_item(name, list)?;
+/// The Arrow type and data of one engine column, as `pyarrow.table` inferred them from the Python
+/// lists this module used to hand over, so that the Parquet files stay byte-identical: floats
+/// `double` (NaN kept as a value, not a null), counters `int64` (`uint64` only if a value does not fit,
+/// where `pyarrow.table` raised), text `string`, flags `bool`, and an empty column `null`. Numbers
+/// move into Arrow without a copy (the Vec becomes the buffer, freed when pyarrow drops it); text
+/// and flags are re-laid out as Arrow needs them (offsets, bits).
+fn column_to_arrow(column: Column) -> Result<ArrayData, ArrowError> {
+    if column.len() == 0 {
+        return Ok(ArrayData::new_null(&DataType::Null, 0));
     }
-    Ok(d)
+    let len = column.len();
+    let (data_type, buffers) = match column {
+        Column::F64(v) => (DataType::Float64, vec![Buffer::from_vec(v)]),
+        Column::U64(v) => {
+            let fits = v.iter().all(|&x| x <= i64::MAX as u64);
+            (if fits { DataType::Int64 } else { DataType::UInt64 }, vec![Buffer::from_vec(v)])
+        }
+        Column::Str(v) => {
+            let bytes: usize = v.iter().map(String::len).sum();
+            let mut values = Vec::with_capacity(bytes);
+            if bytes <= i32::MAX as usize {
+                let mut offsets = Vec::with_capacity(len + 1);
+                offsets.push(0i32);
+                for s in &v {
+                    values.extend_from_slice(s.as_bytes());
+                    offsets.push(values.len() as i32);
+                }
+                (DataType::Utf8, vec![Buffer::from_vec(offsets), Buffer::from_vec(values)])
+            } else {
+                let mut offsets = Vec::with_capacity(len + 1);
+                offsets.push(0i64);
+                for s in &v {
+                    values.extend_from_slice(s.as_bytes());
+                    offsets.push(values.len() as i64);
+                }
+                (DataType::LargeUtf8, vec![Buffer::from_vec(offsets), Buffer::from_vec(values)])
+            }
+        }
+        Column::Bool(v) => (DataType::Boolean, vec![BooleanBuffer::collect_bool(len, |i| v[i]).into_inner()]),
+    };
+    ArrayData::try_new(data_type, len, None, 0, buffers, vec![])
+}
+
+/// One engine table as a record batch in the Arrow C data interface: a struct array whose children
+/// are the columns (nullable fields, as `pyarrow.table` makes them), and its schema.
+fn table_to_ffi(table: Table) -> Result<(FFI_ArrowSchema, FFI_ArrowArray), ArrowError> {
+    let rows = table.columns.first().map_or(0, |(_, c)| c.len());
+    let mut fields = Vec::with_capacity(table.columns.len());
+    let mut children = Vec::with_capacity(table.columns.len());
+    for (name, column) in table.columns {
+        if column.len() != rows {
+            return Err(ArrowError::InvalidArgumentError(format!("column {name} has {} rows, the table {rows}", column.len())));
+        }
+        let data = column_to_arrow(column)?;
+        fields.push(Field::new(name, data.data_type().clone(), true));
+        children.push(data);
+    }
+    let batch = ArrayData::try_new(DataType::Struct(Fields::from(fields)), rows, None, 0, vec![], children)?;
+    let schema = FFI_ArrowSchema::try_from(batch.data_type())?;
+    Ok((schema, FFI_ArrowArray::new(&batch)))
+}
+
+/// A record batch waiting to be imported by pyarrow through the Arrow PyCapsule interface
+/// (`__arrow_c_array__`): `pyarrow.record_batch(export)` moves it out, once.
+#[pyclass(module = "ccsim._core", frozen)]
+struct ArrowExport {
+    inner: Mutex<Option<(FFI_ArrowSchema, FFI_ArrowArray)>>,
+}
+
+#[pymethods]
+impl ArrowExport {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema; // the tables have one type each: a requested cast is the caller's to do
+        let (schema, array) = self
+            .inner
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("Arrow export poisoned"))?
+            .take()
+            .ok_or_else(|| named_error(py, "CcsimError", "this Arrow table has already been imported".into()))?;
+        // Each capsule owns its struct; pyarrow moves the contents out (leaving `release` empty), and a
+        // capsule dropped without being imported releases them (the structs' Drop).
+        let schema = PyCapsule::new(py, schema, Some(c"arrow_schema".to_owned()))?;
+        let array = PyCapsule::new(py, array, Some(c"arrow_array".to_owned()))?;
+        Ok((schema, array))
+    }
+}
+
+/// One engine table as a `pyarrow.RecordBatch`.
+fn table_to_py<'py>(py: Python<'py>, pyarrow: &Bound<'py, PyModule>, table: Table) -> PyResult<Bound<'py, PyAny>> {
+    let exported = py
+        .allow_threads(|| table_to_ffi(table))
+        .map_err(|e| named_error(py, "EngineError", format!("internal error handing a table to Arrow (a bug in ccsim): {e}")))?;
+    let export = Bound::new(py, ArrowExport { inner: Mutex::new(Some(exported)) })?;
+    pyarrow.call_method1("record_batch", (export,))
 }
 
 /// A simulation built from a resolved scenario (JSON, canonical units) and a seed.
@@ -178,15 +271,21 @@ impl Simulation {
         guarded(py, || {
             let sim = self.lock(py)?.take().ok_or_else(|| finished(py))?;
             let started = std::time::Instant::now();
-            let out = py.allow_threads(|| sim.finish()).map_err(|e| py_error(py, e))?;
+            let mut out = py.allow_threads(|| sim.finish()).map_err(|e| py_error(py, e))?;
             let d = PyDict::new(py);
-            d.set_item("flows", table_to_dict(py, &out.flows)?)?;
-            d.set_item("streams", table_to_dict(py, &out.streams)?)?;
-            d.set_item("cc_metrics", table_to_dict(py, &out.cc_metrics)?)?;
-            d.set_item("links", table_to_dict(py, &out.links)?)?;
-            d.set_item("flow_summary", table_to_dict(py, &out.flow_summary)?)?;
-            d.set_item("link_summary", table_to_dict(py, &out.link_summary)?)?;
-            d.set_item("delay_hist", table_to_dict(py, &out.delay_hist)?)?;
+            let pyarrow = py.import("pyarrow")?;
+            let tables = [
+                ("flows", std::mem::take(&mut out.flows)),
+                ("streams", std::mem::take(&mut out.streams)),
+                ("cc_metrics", std::mem::take(&mut out.cc_metrics)),
+                ("links", std::mem::take(&mut out.links)),
+                ("flow_summary", std::mem::take(&mut out.flow_summary)),
+                ("link_summary", std::mem::take(&mut out.link_summary)),
+                ("delay_hist", std::mem::take(&mut out.delay_hist)),
+            ];
+            for (name, table) in tables {
+                d.set_item(name, table_to_py(py, &pyarrow, table)?)?;
+            }
             let rs = PyDict::new(py);
             for (k, v) in &out.run_summary {
                 rs.set_item(k, v)?;
@@ -299,6 +398,7 @@ fn resolved_schema() -> String {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<ArrowExport>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate_resolved, m)?)?;
     m.add_function(wrap_pyfunction!(resolved_schema, m)?)?;

@@ -23,11 +23,13 @@ def point_table(plan: SweepPlan) -> Iterable[dict[str, Any]]:
 
 
 def print_sweep_summary(result: SweepResult, console: Any) -> None:
-    """Per point: the swept values, mean total goodput with its 95 % interval, bottleneck utilisation."""
+    """Per point: the swept values, mean total goodput with its 95 % interval, bottleneck utilisation.
+    Read from the Arrow summary table: printing it does not import pandas."""
     plan = result.plan
-    summary = result.summary
-    run_rows = summary[summary["scope"] == "run"]
-    n = int(run_rows["n"].max()) if len(run_rows) else 0
+    summary = result.table("summary")
+    rows = summary.to_pylist() if hasattr(summary, "to_pylist") else summary.to_dict("records")
+    run_rows = [row for row in rows if row["scope"] == "run"]
+    n = int(max(row["n"] for row in run_rows)) if run_rows else 0
     table = Table(
         title=f"sweep: {len(plan.points())} points x {plan.repetitions} repetitions (seeds {plan.seed}..{plan.seed_for(plan.repetitions - 1)})",
         title_justify="left",
@@ -40,18 +42,23 @@ def print_sweep_summary(result: SweepResult, console: Any) -> None:
     table.add_column("goodput Mbit/s", justify="right", no_wrap=True)
     table.add_column("utilisation", justify="right", no_wrap=True)
 
-    def stat(rows: Any, metric: str, column: str) -> float:
-        hit = rows[rows["metric"] == metric]
-        return float(hit[column].iloc[0]) if len(hit) else math.nan
+    by_point: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in run_rows:
+        by_point.setdefault((row["point_id"], row["metric"]), row)  # the first, as .iloc[0] read it
+
+    def stat(point_id: str, metric: str, column: str) -> float:
+        hit = by_point.get((point_id, metric))
+        value = None if hit is None else hit[column]
+        return math.nan if value is None else float(value)
 
     for point in point_table(plan):
-        rows = run_rows[run_rows["point_id"] == point["point_id"]]
-        mean = stat(rows, "total_goodput_bps", "mean")
-        half = stat(rows, "total_goodput_bps", "ci95_high") - mean
-        utilisation = stat(rows, "bottleneck_utilisation", "mean")
+        pid = point["point_id"]
+        mean = stat(pid, "total_goodput_bps", "mean")
+        half = stat(pid, "total_goodput_bps", "ci95_high") - mean
+        utilisation = stat(pid, "bottleneck_utilisation", "mean")
         goodput = "-" if math.isnan(mean) else f"{mean / 1e6:.3f}" + ("" if math.isnan(half) else f" ± {half / 1e6:.3f}")
         table.add_row(
-            point["point_id"].split("-")[0],
+            pid.split("-")[0],
             *[_show_value(point[p]) for p in plan.parameters],
             goodput,
             "-" if math.isnan(utilisation) else f"{utilisation * 100:.1f} %",

@@ -2,13 +2,16 @@
 cluster; each finished run becomes a part file, then the dataset is consolidated (``store``).
 
 ``execute_run`` is what a worker runs: it takes and returns plain data only, so a Dask worker needs
-nothing but the same ccsim version (docs/sweeps.md).
+nothing but the same ccsim version (docs/sweeps.md). A local worker runs a chunk of runs at a time
+(``execute_chunk``) and writes their part files itself; the sweep process keeps the part tables it
+is sent back for the consolidation, so nothing is written or read twice (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -17,7 +20,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import pyarrow as pa
 
@@ -29,9 +32,10 @@ from ccsim.runner import simulate
 from ccsim.scenario import Scenario
 from ccsim.sweep.plan import SweepPlan, SweepRun
 from ccsim.outdir import writer_lock
-from ccsim.sweep.store import SweepResult, check_sweep_dir, consolidate, open_sweep_dir, part_done, part_path, write_part
+from ccsim.sweep.store import (SweepResult, check_sweep_dir, consolidate, open_sweep_dir, part_done, part_path, record_parts,
+                               write_part)
 
-__all__ = ["run_sweep", "execute_run", "die_with_parent", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["run_sweep", "execute_run", "execute_chunk", "RunTask", "die_with_parent", "DASK_CONNECT_TIMEOUT"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -46,8 +50,10 @@ def execute_run(run_id: str, scenario_toml: str, seed: int, budget: Budget | Non
     The plan checked every run's estimate against ``budget`` (or was told not to) before any ran;
     here the engine meters the run against it as it goes, with ``memory_share`` of the machine's
     free memory (``1/jobs`` in a local pool: the workers share one machine)."""
-    scenario = Scenario.from_toml_str(scenario_toml)
-    result = simulate(scenario, scenario_toml, seed=seed, budget=budget, memory_share=memory_share)
+    scenario = _scenario(scenario_toml)
+    # provenance=False: the sweep keeps the summaries only, not meta.json's git revision and
+    # package versions (three git commands and a scan of the installed packages per worker)
+    result = simulate(scenario, scenario_toml, seed=seed, budget=budget, memory_share=memory_share, provenance=False)
     return {
         "run_id": run_id,
         "seed": seed,
@@ -55,6 +61,44 @@ def execute_run(run_id: str, scenario_toml: str, seed: int, budget: Budget | Non
         "links": _as_through_pandas(result, "link_summary"),
         "run": {k: v for k, v in result.run_summary.items()},
     }
+
+
+_parsed = threading.local()  # per thread: a Dask worker may run several runs at once in threads
+
+
+def _scenario(scenario_toml: str) -> Scenario:
+    """The Scenario of ``scenario_toml``, parsed once for consecutive runs of one point (a chunk
+    holds the repetitions of a point one after another). A Scenario is not changed by a run."""
+    last = getattr(_parsed, "last", None)
+    if last is None or last[0] != scenario_toml:
+        last = _parsed.last = (scenario_toml, Scenario.from_toml_str(scenario_toml))
+    return last[1]
+
+
+class RunTask(NamedTuple):
+    """One run as a local worker gets it: what names its part file (store.PartKey) and the scenario."""
+
+    run_id: str
+    point_id: str
+    repetition: int
+    seed: int
+    scenario_toml: str
+
+
+def execute_chunk(tasks: list[RunTask], parts_dir: str, budget: Budget | None = None,
+                  memory_share: float = 1.0) -> list[tuple[str, pa.Table | None, CcsimError | None]]:
+    """Runs each task in turn and writes its part file into ``parts_dir`` (atomically), in the
+    worker. Returns, per task, (run id, the part table, None) or (run id, None, the CcsimError that
+    stopped it); any other exception (a bug) ends the chunk and reaches the sweep process."""
+    parts = Path(parts_dir)
+    done: list[tuple[str, pa.Table | None, CcsimError | None]] = []
+    for task in tasks:
+        try:
+            output = execute_run(task.run_id, task.scenario_toml, task.seed, budget, memory_share)
+            done.append((task.run_id, write_part(parts, task, output), None))
+        except CcsimError as e:
+            done.append((task.run_id, None, e))
+    return done
 
 
 def _as_through_pandas(result: Any, name: str) -> pa.Table:
@@ -65,11 +109,13 @@ def _as_through_pandas(result: Any, name: str) -> pa.Table:
     table = result.table(name)
     columns = []
     for field, column in zip(table.schema, table.columns):
+        # Through Python values, not to_numpy()/cast(): those import pyarrow.compute and numpy.ma,
+        # about 0.05 s of CPU that every worker would pay on its first run (the tables are one row
+        # per flow or link: small).
         if pa.types.is_floating(field.type):
-            values = column.to_numpy()
-            columns.append(pa.array(values, type=field.type, from_pandas=True))  # NaN -> null, as from_pandas
+            columns.append(pa.array(column.to_pylist(), type=field.type, from_pandas=True))  # NaN -> null, as from_pandas
         elif pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
-            columns.append(column.cast(pa.large_string()))
+            columns.append(pa.array(column.to_pylist(), type=pa.large_string()))
         elif (pa.types.is_integer(field.type) or pa.types.is_boolean(field.type)) and column.null_count == 0:
             columns.append(column)
         else:
@@ -152,68 +198,90 @@ def _run_sweep(
         parts = open_sweep_dir(plan, out, resume=resume, force=force)
         all_runs = plan.runs()
         todo = [r for r in all_runs if not part_done(part_path(parts, r), r)]
-        executed: list[str] = []
+        record_parts(out, todo, resume)  # before any is written: a killed sweep leaves only listed parts
+        kept: dict[str, pa.Table] = {}  # run id -> part table of the runs this call ran
         failures: list[tuple[str, BaseException]] = []
 
-        def finished(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
-            if error is not None:
-                failures.append((run.run_id, error))
-            else:
-                write_part(parts, run, output)  # type: ignore[arg-type]
-                executed.append(run.run_id)
-                if on_run is not None:
-                    on_run(run.run_id)
-
         with ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
-            def record(run: SweepRun, output: dict[str, Any] | None, error: BaseException | None) -> None:
-                finished(run, output, error)
+            def record(run_id: str, table: pa.Table | None, error: BaseException | None) -> None:
+                if error is not None:
+                    failures.append((run_id, error))
+                else:
+                    kept[run_id] = table  # type: ignore[assignment]
+                    if on_run is not None:
+                        on_run(run_id)
                 bar.advance()
 
             if todo:
+                tasks = _tasks(todo)
                 if client is not None:
-                    _run_dask(todo, client, record, plan.budget)
+                    _run_dask(todo, client, record, plan.budget, parts)
                 elif (jobs or os.cpu_count() or 1) == 1 or len(todo) == 1:
-                    _run_inline(todo, record, plan.budget)
+                    for run_id, table, error in _chunk_results(tasks, parts, plan.budget, 1.0):
+                        record(run_id, table, error)
                 else:
-                    _run_pool(todo, jobs or os.cpu_count() or 1, record, plan.budget)
+                    _run_pool(tasks, jobs or os.cpu_count() or 1, record, plan.budget, parts)
 
         if failures:
             run_id, error = sorted(failures, key=lambda f: f[0])[0]
             more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
             raise CcsimError(f"run {run_id} failed{more}: {error}; the finished runs are kept, rerun with --resume")
-        tables = consolidate(plan, out)
-        return SweepResult(plan, out, tables, executed=sorted(executed))
+        tables = consolidate(plan, out, kept)
+        return SweepResult(plan, out, tables, executed=sorted(kept))
 
 
-def _run_inline(todo: list[SweepRun], record: Callable[..., None], budget: Budget | None) -> None:
-    for run in todo:
-        try:
-            output = execute_run(run.run_id, run.scenario.to_toml(), run.seed, budget)
-        except CcsimError as e:
-            record(run, None, e)
-        else:
-            record(run, output, None)
+def _tasks(runs: list[SweepRun]) -> list[RunTask]:
+    """The runs as workers get them: each point's scenario dumped to TOML once, not once per run."""
+    toml: dict[str, str] = {}
+    return [RunTask(r.run_id, r.point_id, r.repetition, r.seed, toml.get(r.point_id) or toml.setdefault(r.point_id, r.scenario.to_toml()))
+            for r in runs]
 
 
-def _run_pool(todo: list[SweepRun], jobs: int, record: Callable[..., None], budget: Budget | None) -> None:
-    context = multiprocessing.get_context(_start_method())
-    workers = min(jobs, len(todo))
+def _chunk_results(tasks: list[RunTask], parts: Path, budget: Budget | None,
+                   memory_share: float) -> Iterator[tuple[str, pa.Table | None, CcsimError | None]]:
+    """The runs in this process, one at a time (--jobs 1)."""
+    for task in tasks:
+        yield from execute_chunk([task], str(parts), budget, memory_share)
+
+
+def chunk_size(runs: int, workers: int) -> int:
+    """Runs per task sent to a worker: about eight tasks per worker, so that the last ones even out
+    the workers' finishing times, and fewer round trips through the pool for a large sweep (a task
+    costs a pickle each way and a wake-up of the sweep process)."""
+    return max(1, runs // (8 * workers))
+
+
+def _run_pool(tasks: list[RunTask], jobs: int, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
+    method = _start_method()
+    context = multiprocessing.get_context(method)
+    workers = min(jobs, len(tasks))
+    size = chunk_size(len(tasks), workers)
     executor = ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=warm_worker, initargs=(os.getpid(),)
     )
     try:
-        # each worker may count on its share of the free memory: they run at once on this machine
-        futures = {executor.submit(execute_run, r.run_id, r.scenario.to_toml(), r.seed, budget, 1.0 / workers): r
-                   for r in todo}
+        chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+        # each worker may count on its share of the free memory: they run at once on this machine.
+        # The first submit forks every worker; with the objects that exist then frozen, a worker's
+        # garbage collector does not touch (and so copy) the pages it shares with this process.
+        if method == "fork":
+            gc.freeze()
+        try:
+            futures = {executor.submit(execute_chunk, chunks[0], str(parts), budget, 1.0 / workers): chunks[0]}
+        finally:
+            if method == "fork":
+                gc.unfreeze()
+        futures.update({executor.submit(execute_chunk, chunk, str(parts), budget, 1.0 / workers): chunk for chunk in chunks[1:]})
         for future in as_completed(futures):
-            run = futures[future]
+            chunk = futures[future]
             error = future.exception()
             if isinstance(error, BrokenProcessPool):  # a worker was killed (the OOM killer, a signal)
-                raise CcsimError(f"a worker process died while running {run.run_id} (killed by a signal, e.g. out of "
+                raise CcsimError(f"a worker process died while running {chunk[0].run_id} (killed by a signal, e.g. out of "
                                  f"memory); the finished runs are kept, rerun with --resume") from None
-            if error is not None and not isinstance(error, CcsimError):
+            if error is not None:
                 raise error
-            record(run, None if error else future.result(), error)
+            for run_id, table, run_error in future.result():
+                record(run_id, table, run_error)
     except BaseException:
         executor.shutdown(wait=False, cancel_futures=True)
         raise
@@ -269,7 +337,9 @@ def _connect(cluster: Any) -> tuple[Any, bool]:
         raise CcsimError(f"cannot connect to the Dask scheduler at {cluster}: {e}") from None
 
 
-def _run_dask(todo: list[SweepRun], client: Any, record: Callable[..., None], budget: Budget | None) -> None:
+def _run_dask(todo: list[SweepRun], client: Any, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
+    """The runs on a Dask cluster; its workers may not see this file system, so this process writes
+    the part files."""
     from distributed import as_completed as dask_completed  # lazy: optional dependency (ccsim[cluster])
 
     futures = []
@@ -285,9 +355,9 @@ def _run_dask(todo: list[SweepRun], client: Any, record: Callable[..., None], bu
                 error = future.exception()
                 if not isinstance(error, CcsimError):
                     raise error
-                record(run, None, error)
+                record(run.run_id, None, error)
             else:
-                record(run, future.result(), None)
+                record(run.run_id, write_part(parts, run, future.result()), None)
     except BaseException:
         for f in futures:
             f.cancel()
