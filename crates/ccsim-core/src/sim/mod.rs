@@ -18,6 +18,7 @@ mod meter;
 mod output;
 mod params;
 mod recorder;
+mod series;
 mod setup;
 mod start;
 mod summary;
