@@ -78,6 +78,12 @@ macro_rules! series_table {
             #[allow(dead_code)] // not every table's count is read
             pub const COLUMNS: usize = [$(stringify!($column)),+].len();
 
+            /// Room for `rows` rows, reserved exactly (a table whose length is known up front).
+            #[allow(dead_code)]
+            pub fn with_capacity(rows: usize) -> Self {
+                Self { $($column: Vec::with_capacity(rows),)+ out_of_memory: false }
+            }
+
             /// Appends one row.
             #[inline]
             #[allow(clippy::too_many_arguments)]

@@ -10,7 +10,7 @@ use crate::scenario::{FlowKind, Scenario};
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::RunStats;
 use crate::sim::series::series_table;
-use crate::table::{Table, TableBuilder};
+use crate::table::Table;
 
 pub(crate) fn ms(d: Option<Duration>) -> f64 {
     d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
@@ -72,7 +72,7 @@ fn active_seconds(intervals: &[(Time, Time)], from: Time, to: Time) -> f64 {
 
 pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Time) -> FlowSummary {
     let window_s = (measure_end - measure_start).as_secs_f64();
-    let mut fs = FlowSummaryRows::default();
+    let mut fs = FlowSummaryRows::with_capacity(flows.iter().filter(|f| !matches!(f.app, App::Web(_))).count());
     let mut tcp_goodputs = Vec::new();
     let mut total_goodput = 0.0;
     for (i, f) in flows.iter().enumerate() {
@@ -193,50 +193,83 @@ pub(crate) fn busiest_link(links: &[Link], window_s: f64) -> usize {
     best.unwrap_or(0)
 }
 
+series_table! {
+    /// One row per link.
+    LinkSummaryRows {
+        link: String,
+        rate_bps: u64,
+        bottleneck: bool,
+        utilisation: f64,
+        qdelay_mean_ms: f64,
+        qdelay_p50_ms: f64,
+        qdelay_p95_ms: f64,
+        qdelay_p99_ms: f64,
+        qdelay_max_ms: f64,
+        arrivals: u64,
+        departures: u64,
+        drops_queue: u64,
+        drops_random: u64,
+        loss_rate: f64,
+        drops_early: u64,
+    }
+}
+
 pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> Table {
-    let mut ls = TableBuilder::default();
+    let mut ls = LinkSummaryRows::with_capacity(links.len());
     for (i, l) in links.iter().enumerate() {
         let c = &l.window;
         let h = &l.qdelay_hist;
         let q = |x: f64| h.quantile(x) / 1e6;
-        ls.str("link", &l.name)
-            .u64("rate_bps", l.rate_bps)
-            .bool("bottleneck", i == bottleneck)
-            .f64("utilisation", utilisation(l, window_s))
-            .f64("qdelay_mean_ms", h.mean() / 1e6)
-            .f64("qdelay_p50_ms", q(0.5))
-            .f64("qdelay_p95_ms", q(0.95))
-            .f64("qdelay_p99_ms", q(0.99))
-            .f64("qdelay_max_ms", h.max() as f64 / 1e6)
-            .u64("arrivals", c.arrivals)
-            .u64("departures", c.departures)
-            .u64("drops_queue", c.drops_queue)
-            .u64("drops_random", c.drops_random)
-            .f64("loss_rate", if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 })
-            .u64("drops_early", c.drops_early);
+        ls.push(
+            l.name.clone(),
+            l.rate_bps,
+            i == bottleneck,
+            utilisation(l, window_s),
+            h.mean() / 1e6,
+            q(0.5),
+            q(0.95),
+            q(0.99),
+            h.max() as f64 / 1e6,
+            c.arrivals,
+            c.departures,
+            c.drops_queue,
+            c.drops_random,
+            if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 },
+            c.drops_early,
+        );
     }
-    ls.finish()
+    ls.finish(&[])
+}
+
+series_table! {
+    /// One row per non-empty bucket of a delay histogram.
+    DelayHistRows {
+        what: &'static str,
+        name: String,
+        value_ms: f64,
+        count: u64,
+    }
 }
 
 /// The per-packet delay histograms of the summary window as a long table (what, name, value_ms,
 /// count; name = the link's or the flow's): every link's queueing delay (links that carried packets) and every TCP flow's
 /// RTT samples, for CDFs of per-packet samples rather than of interval means.
 pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
-    let mut t = TableBuilder::default();
+    let rtt_flows = || flows.iter().filter(|f| matches!(f.app, App::Tcp { .. }) && !f.id.background);
+    let rows = links.iter().map(|l| l.qdelay_hist.buckets().count()).sum::<usize>()
+        + rtt_flows().map(|f| f.window.rtt_hist.buckets().count()).sum::<usize>();
+    let mut t = DelayHistRows::with_capacity(rows);
     for l in links {
         for (v, c) in l.qdelay_hist.buckets() {
-            t.str("what", "qdelay").str("name", &l.name).f64("value_ms", v / 1e6).u64("count", c);
+            t.push("qdelay", l.name.clone(), v / 1e6, c);
         }
     }
-    for f in flows {
-        if !matches!(f.app, App::Tcp { .. }) || f.id.background {
-            continue;
-        }
+    for f in rtt_flows() {
         for (v, c) in f.window.rtt_hist.buckets() {
-            t.str("what", "rtt").str("name", &f.id.name).f64("value_ms", v / 1e6).u64("count", c);
+            t.push("rtt", f.id.name.clone(), v / 1e6, c);
         }
     }
-    t.finish()
+    t.finish(&[])
 }
 
 /// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck
