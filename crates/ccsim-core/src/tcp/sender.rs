@@ -878,10 +878,16 @@ impl Sender {
     /// timeouts it also carries (Linux `icsk_retransmit_timer` with `ICSK_TIME_LOSS_PROBE` and
     /// `ICSK_TIME_REO_TIMEOUT`).
     pub fn timer_deadline(&self) -> Option<Time> {
-        [self.rto_deadline, self.tlp.as_deref().and_then(Tlp::deadline), self.rack.as_deref().and_then(Rack::reo_deadline)]
-            .into_iter()
-            .flatten()
-            .min()
+        // Written out: called after every event of the flow, and the optional mechanisms are boxed.
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let (tlp, reo) = match (&self.tlp, &self.rack) {
+            (None, None) => return self.rto_deadline,
+            (tlp, rack) => (tlp.as_deref().and_then(Tlp::deadline), rack.as_deref().and_then(Rack::reo_deadline)),
+        };
+        earliest(earliest(self.rto_deadline, tlp), reo)
     }
 
     /// The retransmission timer fired: the earliest due of probe, reordering timeout and RTO (a probe
