@@ -90,7 +90,7 @@ def parse(stdout: str) -> dict[str, str]:
 
 
 def run_point(binary: Path, point: Point, valgrind: str | None) -> Measured:
-    args = [str(binary), str(point.flows), str(point.seconds), "100", str(point.rate_mbps)]
+    args = [str(binary), str(point.flows), f"{point.seconds:g}", "100", f"{point.rate_mbps:g}"]
     instructions = cpu_s = None
     if valgrind:
         with tempfile.TemporaryDirectory() as tmp:
