@@ -2,7 +2,10 @@
 //! 833-packet (one BDP) drop-tail queue, N NewReno flows. Prints simulated bottleneck packets per
 //! wall-clock second and the process's peak resident memory.
 //!
-//! cargo run --release -p ccsim-core --example bench_dumbbell -- [flows=100] [seconds=10] [sample_ms=100]
+//! cargo run --release -p ccsim-core --example bench_dumbbell -- [flows=100] [seconds=10] [sample_ms=100] [rate_mbps=1000]
+//!
+//! `seconds` may be a fraction. `rate_mbps` sets the bottleneck and the access links alike (the
+//! queue stays one BDP at 10 ms, at least 8 packets); `benchmarks/scale.py` sweeps it.
 
 use std::time::Instant;
 
@@ -16,13 +19,18 @@ fn peak_rss_kib() -> u64 {
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().expect("numeric argument")).collect();
-    let flows = *args.first().unwrap_or(&100);
-    let seconds = *args.get(1).unwrap_or(&10);
-    let sample_ms = *args.get(2).unwrap_or(&100);
+    let args: Vec<f64> = std::env::args().skip(1).map(|a| a.parse().expect("numeric argument")).collect();
+    let flows = *args.first().unwrap_or(&100.0) as u64;
+    let seconds = *args.get(1).unwrap_or(&10.0);
+    let sample_ms = *args.get(2).unwrap_or(&100.0);
+    let rate_bps = (*args.get(3).unwrap_or(&1000.0) * 1e6) as u64;
+    // one BDP at 10 ms of 1500-byte packets: 833 at 1 Gbit/s
+    let queue_pkts = (rate_bps / 100 / 12_000).max(8);
     // the current resolved document (crates/ccsim-core/src/fixtures.rs), as the front end writes it
     let traffic: Vec<_> = (0..flows).map(|_| fixtures::newreno()).collect();
-    let scenario = fixtures::dumbbell(1_000_000_000, 5_000_000, 833, seconds * 1_000_000_000, sample_ms * 1_000_000, &traffic);
+    let (duration_ns, sample_ns) = ((seconds * 1e9) as u64, (sample_ms * 1e6) as u64);
+    let mut scenario = fixtures::dumbbell(rate_bps, 5_000_000, queue_pkts, duration_ns, sample_ns, &traffic);
+    scenario["topology"]["access_rate_bps"] = rate_bps.into();
     let started = Instant::now();
     let out = match Simulation::from_json(&scenario.to_string(), 1).and_then(|sim| sim.finish()) {
         Ok(out) => out,
@@ -40,6 +48,6 @@ fn main() {
         out.stats.events,
         out.stats.events as f64 / wall,
         peak_rss_kib() as f64 / 1024.0,
-        seconds as f64 / wall
+        seconds / wall
     );
 }

@@ -17,6 +17,19 @@ use crate::loss_schedule::LossSchedule;
 use crate::packet::Packet;
 use crate::queue::{QueueDiscipline, QueueState};
 
+/// Room for one more entry in `q`, fallibly. Up to four entries, one at a time: an access link
+/// that never holds more than a packet or two at once (most of them) keeps that many slots, not the
+/// four of the amortised growth (docs/performance.md, "Memory per flow"); then it doubles as usual.
+#[inline]
+fn reserve_one<T>(q: &mut VecDeque<T>) -> bool {
+    q.len() < q.capacity() || grow_one(q)
+}
+
+#[cold]
+fn grow_one<T>(q: &mut VecDeque<T>) -> bool {
+    if q.capacity() < 4 { q.try_reserve_exact(1) } else { q.try_reserve(1) }.is_ok()
+}
+
 /// Why a packet did not make it onto the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Drop {
@@ -152,8 +165,9 @@ impl Link {
     /// Room for one more packet, or false when memory for it cannot be had: the queue limit and the
     /// link's bandwidth-delay product come from the user, so their growth is a fallible allocation
     /// (an error that ends the run) rather than an abort of the process.
+    #[inline]
     pub fn try_reserve_one(&mut self) -> bool {
-        self.in_transit.try_reserve(1).is_ok() && self.waiting.try_reserve(1).is_ok()
+        reserve_one(&mut self.in_transit) && reserve_one(&mut self.waiting)
     }
 
     /// The queue discipline's average queue (RED), if it keeps one.

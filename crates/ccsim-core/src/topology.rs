@@ -118,10 +118,9 @@ fn add_access(links: &mut Vec<Link>, i: usize, name: &str, access: &Access, dela
 /// reverse-direction flow sends its data over `reverse` and its ACKs over the bottleneck.
 fn dumbbell(d: &Dumbbell, scenario: &Scenario, seed: u64, flow_names: &[String], access_delays: &[u64]) -> Network {
     let access = Access { rate_bps: d.access_rate_bps, queue: &d.access_queue, reverse_queue: &d.reverse_access_queue };
-    let mut links = vec![
-        link_from_spec("bottleneck", &d.bottleneck, Rng::new(seed, streams::BOTTLENECK)),
-        link_from_spec("reverse", &d.reverse, Rng::new(seed, streams::REVERSE)),
-    ];
+    let mut links = Vec::with_capacity(2 + 2 * scenario.flows.len()); // exactly: a Link is 448 bytes
+    links.push(link_from_spec("bottleneck", &d.bottleneck, Rng::new(seed, streams::BOTTLENECK)));
+    links.push(link_from_spec("reverse", &d.reverse, Rng::new(seed, streams::REVERSE)));
     let mut routes = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
         let (up, down) = add_access(&mut links, i, &flow_names[i], &access, access_delays[i], seed);

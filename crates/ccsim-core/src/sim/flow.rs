@@ -19,7 +19,9 @@ use crate::topology::Route;
 pub(crate) enum App {
     /// The sender is boxed so that a finished web transfer, which drops it, keeps a small `Flow`.
     Tcp { sender: Box<Sender>, receiver: Receiver },
-    Stream { source: StreamSource, sink: StreamSink, active: bool },
+    /// The sink is boxed (208 bytes with its delay histogram) so that every `Flow` is not as large
+    /// as a stream's: a TCP flow's `App` is its boxed sender and its receiver.
+    Stream { source: StreamSource, sink: Box<StreamSink>, active: bool },
     /// Spawns short TCP transfers (each a flow of its own, on this flow's links).
     Web(WebGenerator),
     /// A web transfer that is over: see [`FinishedTransfer`].

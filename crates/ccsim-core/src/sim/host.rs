@@ -40,6 +40,11 @@ impl SendJitter {
         let departure = (now + delay).max(self.last_departure);
         self.last_departure = departure;
         let was_empty = self.held.is_empty();
+        if self.held.capacity() < 4 {
+            // One slot at a time up to four: a host that holds a segment or two at once never needs
+            // the four of the amortised growth (docs/performance.md, "Memory per flow").
+            self.held.reserve_exact(1);
+        }
         self.held.push_back((departure, pkt));
         was_empty.then_some(departure)
     }

@@ -18,6 +18,7 @@ mod meter;
 mod output;
 mod params;
 mod recorder;
+mod series;
 mod setup;
 mod start;
 mod summary;
@@ -67,8 +68,9 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    pub fn new(scenario: Scenario, seed: u64) -> Result<Simulation, SimError> {
+    pub fn new(mut scenario: Scenario, seed: u64) -> Result<Simulation, SimError> {
         scenario.validate()?;
+        scenario.flows.shrink_to_fit(); // parsed with the doubling growth of a list of unknown length
         let names: Vec<String> =
             scenario.flows.iter().map(|f| f.name.clone()).collect();
         let access_delays = topology::access_delays(&scenario, seed);

@@ -9,17 +9,20 @@ use crate::link::Link;
 use crate::scenario::Scenario;
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::{RunOutput, RunStats};
+use crate::sim::series::{CcSeries, FlowSeries, LinkName, LinkSeries, StreamSeries};
 use crate::sim::summary::{self, ms};
-use crate::table::TableBuilder;
 
 pub(crate) struct Recorder {
     sample_interval: Duration,
     measure_start: Time,
     measure_end: Time,
-    flows: TableBuilder,
-    streams: TableBuilder,
-    cc: TableBuilder,
-    links: TableBuilder,
+    flows: FlowSeries,
+    streams: StreamSeries,
+    cc: CcSeries,
+    links: LinkSeries,
+    /// The flows the per-interval series may have rows of (the scenario's TCP and stream flows),
+    /// listed at the first sample: web transfers, which can be many thousands, are never visited.
+    sampled: Option<Vec<u32>>,
     pub stats: RunStats,
 }
 
@@ -29,10 +32,11 @@ impl Recorder {
             sample_interval,
             measure_start,
             measure_end,
-            flows: TableBuilder::default(),
-            streams: TableBuilder::default(),
-            cc: TableBuilder::default(),
-            links: TableBuilder::default(),
+            flows: FlowSeries::default(),
+            streams: StreamSeries::default(),
+            cc: CcSeries::default(),
+            links: LinkSeries::default(),
+            sampled: None,
             stats: RunStats::default(),
         }
     }
@@ -43,12 +47,12 @@ impl Recorder {
 
     /// Values the per-interval tables hold so far.
     pub fn cells(&self) -> usize {
-        [&self.flows, &self.streams, &self.cc, &self.links].iter().map(|t| t.cells()).sum()
+        self.flows.cells() + self.streams.cells() + self.cc.cells() + self.links.cells()
     }
 
     /// A per-interval table could not grow for want of memory.
     pub fn out_of_memory(&self) -> bool {
-        [&self.flows, &self.streams, &self.cc, &self.links].iter().any(|t| t.out_of_memory())
+        self.flows.out_of_memory() || self.streams.out_of_memory() || self.cc.out_of_memory() || self.links.out_of_memory()
     }
 
     /// The edges of the summary window, as events to schedule.
@@ -78,10 +82,13 @@ impl Recorder {
         let secs = self.sample_interval.as_secs_f64();
         let t = now.as_secs_f64();
         let from = Time(now.0.saturating_sub(self.sample_interval.as_nanos() as u64));
-        for (i, f) in flows.iter_mut().enumerate() {
-            if f.id.background || matches!(f.app, App::Web(_)) {
-                continue; // web transfers are reported in the summary (completion times)
-            }
+        // Web transfers are reported in the summary (completion times), not here; neither is the
+        // generator, which moves no data itself.
+        let sampled = self.sampled.get_or_insert_with(|| {
+            (0..flows.len() as u32).filter(|&i| !flows[i as usize].id.background && !matches!(flows[i as usize].app, App::Web(_))).collect()
+        });
+        for &i in sampled.iter() {
+            let f = &mut flows[i as usize];
             let delivered = f.delivered_bytes();
             let goodput_bps = (delivered - f.snapshot.rcv) as f64 * 8.0 / secs;
             let sched = &f.schedule;
@@ -94,74 +101,72 @@ impl Recorder {
             let keep = started && (from < sched.stop || moving);
             let prev = &mut f.snapshot;
             prev.rcv = delivered;
+            let flow = i as u64;
             match &mut f.app {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
-                    if !keep {
-                        prev.wire = stats.wire_bytes_sent;
-                        prev.retx = stats.retransmits;
-                        prev.timeouts = stats.timeouts;
-                        continue;
-                    }
-                    self.flows
-                        .f64("time_s", t)
-                        .u64("flow", i as u64)
-                        .f64("goodput_bps", goodput_bps)
-                        .f64("send_rate_bps", (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs)
-                        .u64("cwnd_bytes", w.cwnd_bytes)
-                        .f64("cwnd_pkts", w.cwnd_pkts())
-                        .f64("ssthresh_bytes", if w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { w.ssthresh_bytes as f64 })
-                        .f64("srtt_ms", ms(s.srtt()))
-                        .f64("rtt_ms", ms(s.latest_rtt()))
-                        .u64("retransmits", stats.retransmits - prev.retx)
-                        .u64("timeouts", stats.timeouts - prev.timeouts)
-                        .bool("active", active);
-                    for (name, value) in s.cc_metrics() {
-                        self.cc.f64("time_s", t).u64("flow", i as u64).str("name", name).f64("value", value);
+                    if keep {
+                        self.flows.push(
+                            t,
+                            flow,
+                            goodput_bps,
+                            (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
+                            w.cwnd_bytes,
+                            w.cwnd_pkts(),
+                            if w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { w.ssthresh_bytes as f64 },
+                            ms(s.srtt()),
+                            ms(s.latest_rtt()),
+                            stats.retransmits - prev.retx,
+                            stats.timeouts - prev.timeouts,
+                            active,
+                        );
+                        for (name, value) in s.cc_metrics() {
+                            self.cc.push(t, flow, name, value);
+                        }
                     }
                     prev.wire = stats.wire_bytes_sent;
                     prev.retx = stats.retransmits;
                     prev.timeouts = stats.timeouts;
                 }
-                App::Web(_) | App::Finished(_) => {} // neither gets here (skipped above)
+                App::Web(_) | App::Finished(_) => {} // neither is sampled (see above)
                 App::Stream { source, sink, .. } => {
                     let c = std::mem::take(&mut sink.interval);
-                    if !keep {
-                        prev.wire = source.wire_bytes_sent;
-                        continue;
+                    if keep {
+                        self.streams.push(
+                            t,
+                            flow,
+                            goodput_bps,
+                            (source.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
+                            c.packets,
+                            if c.packets == 0 { f64::NAN } else { c.owd_sum_ns as f64 / c.packets as f64 / 1e6 },
+                            if c.packets == 0 { f64::NAN } else { c.owd_max_ns as f64 / 1e6 },
+                            sink.jitter_ns / 1e6,
+                            sink.lost(),
+                            active,
+                        );
                     }
-                    self.streams
-                        .f64("time_s", t)
-                        .u64("flow", i as u64)
-                        .f64("goodput_bps", goodput_bps)
-                        .f64("send_rate_bps", (source.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs)
-                        .u64("packets", c.packets)
-                        .f64("owd_mean_ms", if c.packets == 0 { f64::NAN } else { c.owd_sum_ns as f64 / c.packets as f64 / 1e6 })
-                        .f64("owd_max_ms", if c.packets == 0 { f64::NAN } else { c.owd_max_ns as f64 / 1e6 })
-                        .f64("jitter_ms", sink.jitter_ns / 1e6)
-                        .u64("lost", sink.lost())
-                        .bool("active", active);
                     prev.wire = source.wire_bytes_sent;
                 }
             }
         }
-        for link in links {
+        for (l, link) in links.iter_mut().enumerate() {
             let q = link.queue_state(now);
             let c = std::mem::take(&mut link.interval);
             let capacity_bits = link.rate_bps as f64 * secs;
-            self.links
-                .f64("time_s", t)
-                .str("link", &link.name)
-                .u64("queue_pkts", q.pkts)
-                .u64("queue_bytes", q.bytes)
-                .f64("qdelay_mean_ms", if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 })
-                .f64("qdelay_max_ms", c.qdelay_max_ns as f64 / 1e6)
-                .u64("drops_queue", c.drops_queue)
-                .u64("drops_random", c.drops_random)
-                .f64("utilisation", c.tx_bytes as f64 * 8.0 / capacity_bits)
-                .u64("tx_bytes", c.tx_bytes)
-                .u64("drops_early", c.drops_early)
-                .f64("queue_avg", link.average_queue().unwrap_or(f64::NAN));
+            self.links.push(
+                t,
+                LinkName(l as u32),
+                q.pkts,
+                q.bytes,
+                if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
+                c.qdelay_max_ns as f64 / 1e6,
+                c.drops_queue,
+                c.drops_random,
+                c.tx_bytes as f64 * 8.0 / capacity_bits,
+                c.tx_bytes,
+                c.drops_early,
+                link.average_queue().unwrap_or(f64::NAN),
+            );
         }
     }
 
@@ -178,11 +183,12 @@ impl Recorder {
         ];
         let bottleneck = summary::busiest_link(links, window_s);
         run_summary.extend(summary::run_summary(&flow_summary, links, bottleneck, window_s, &self.stats));
+        let link_names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
         RunOutput {
-            flows: self.flows.finish(),
-            streams: self.streams.finish(),
-            cc_metrics: self.cc.finish(),
-            links: self.links.finish(),
+            flows: self.flows.finish(&link_names),
+            streams: self.streams.finish(&link_names),
+            cc_metrics: self.cc.finish(&link_names),
+            links: self.links.finish(&link_names),
             flow_summary: flow_summary.table,
             link_summary: summary::link_summary(links, window_s, bottleneck),
             delay_hist: summary::delay_hist(flows, links),

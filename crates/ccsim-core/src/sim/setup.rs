@@ -12,7 +12,7 @@ use crate::sim::host::SendJitter;
 use crate::sim::params::{controller, to_param_map};
 use crate::sim::start;
 use crate::sim::web::{TransferFactory, WebGenerator};
-use crate::stream::{StreamPattern, StreamSink, StreamSource};
+use crate::stream::{StreamPattern, StreamSource};
 use crate::tcp::{Receiver, Sender};
 use crate::topology::{self, Route};
 
@@ -46,7 +46,7 @@ pub(crate) fn scenario_flow(scenario: &Scenario, i: usize, name: String, route: 
             transfers: TransferFactory::new(&field, i, spec, seed)?,
         }),
         Traffic::Cbr { .. } | Traffic::Voip { .. } => {
-            App::Stream { source: stream_source(i, &spec.traffic, seed), sink: StreamSink::default(), active: false }
+            App::Stream { source: stream_source(i, &spec.traffic, seed), sink: Box::default(), active: false }
         }
     };
     let intervals = start::intervals(spec, i, seed);

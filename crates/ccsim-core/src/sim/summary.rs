@@ -9,10 +9,51 @@ use crate::link::Link;
 use crate::scenario::{FlowKind, Scenario};
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::RunStats;
-use crate::table::{Table, TableBuilder};
+use crate::sim::series::series_table;
+use crate::table::Table;
 
 pub(crate) fn ms(d: Option<Duration>) -> f64 {
     d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+}
+
+series_table! {
+    /// One row per flow and per web transfer (`SUMMARY_COLUMNS` in `meter.rs` counts them).
+    FlowSummaryRows {
+        flow: u64,
+        name: String,
+        kind: &'static str,
+        algorithm: String,
+        start_s: f64,
+        stop_s: f64,
+        access_delay_ms: f64,
+        goodput_bps: f64,
+        active_s: f64,
+        goodput_active_bps: f64,
+        in_jain: bool,
+        bytes_delivered: u64,
+        data_pkts_sent: u64,
+        retransmits: u64,
+        fast_retransmits: u64,
+        timeouts: u64,
+        drops_queue: u64,
+        drops_random: u64,
+        loss_rate: f64,
+        rtt_mean_ms: f64,
+        rtt_p50_ms: f64,
+        rtt_p95_ms: f64,
+        rtt_p99_ms: f64,
+        rtt_min_ms: f64,
+        rtt_max_ms: f64,
+        fct_s: f64,
+        completed: bool,
+        owd_mean_ms: f64,
+        owd_p50_ms: f64,
+        owd_p95_ms: f64,
+        owd_p99_ms: f64,
+        owd_max_ms: f64,
+        jitter_ms: f64,
+        stream_lost_pkts: f64,
+    }
 }
 
 /// The flow summary table and the goodputs the run's scalars are computed from.
@@ -31,7 +72,7 @@ fn active_seconds(intervals: &[(Time, Time)], from: Time, to: Time) -> f64 {
 
 pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Time) -> FlowSummary {
     let window_s = (measure_end - measure_start).as_secs_f64();
-    let mut fs = TableBuilder::default();
+    let mut fs = FlowSummaryRows::with_capacity(flows.iter().filter(|f| !matches!(f.app, App::Web(_))).count());
     let mut tcp_goodputs = Vec::new();
     let mut total_goodput = 0.0;
     for (i, f) in flows.iter().enumerate() {
@@ -72,51 +113,53 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             App::Finished(done) => (done.stats.retransmits, done.stats.fast_retransmits, done.stats.timeouts, done.rtt_range),
             App::Stream { .. } | App::Web(_) => (0, 0, 0, (None, None)),
         };
-        fs.u64("flow", i as u64)
-            .str("name", &id.name)
-            .str("kind", kind)
-            .str("algorithm", &id.algorithm)
-            .f64("start_s", sched.start.as_secs_f64())
-            .f64("stop_s", sched.stop.as_secs_f64())
-            .f64("access_delay_ms", f.access_delay_ns as f64 / 1e6)
-            .f64("goodput_bps", goodput)
-            .f64("active_s", active_s)
-            .f64("goodput_active_bps", goodput_active)
-            .bool("in_jain", in_jain)
-            .u64("bytes_delivered", delivered)
-            .u64("data_pkts_sent", sent_pkts)
-            .u64("retransmits", retransmits)
-            .u64("fast_retransmits", fast_retransmits)
-            .u64("timeouts", timeouts)
-            .u64("drops_queue", c.drops_queue)
-            .u64("drops_random", c.drops_random)
-            .f64("loss_rate", if sent_pkts == 0 { 0.0 } else { c.data_dropped_pkts as f64 / sent_pkts as f64 })
-            .f64("rtt_mean_ms", h.mean() / 1e6)
-            .f64("rtt_p50_ms", q(0.5))
-            .f64("rtt_p95_ms", q(0.95))
-            .f64("rtt_p99_ms", q(0.99))
-            .f64("rtt_min_ms", ms(rtt_min))
-            .f64("rtt_max_ms", ms(rtt_max))
-            .f64("fct_s", match (sched.bytes, sched.completed_at) {
-                (Some(_), Some(t)) => (t - sched.start).as_secs_f64(),
-                _ => f64::NAN,
-            })
-            .bool("completed", sched.completed_at.is_some());
         // Streams: what a VoIP or video application sees at the receiver (NaN for TCP).
         let (owd, jitter_ms, lost) = match &f.app {
             App::Stream { sink, .. } => (Some(&sink.owd_hist), sink.jitter_ns / 1e6, sink.lost() as f64),
             App::Tcp { .. } | App::Finished(_) | App::Web(_) => (None, f64::NAN, f64::NAN),
         };
         let oq = |x: f64| owd.map_or(f64::NAN, |h| h.quantile(x) / 1e6);
-        fs.f64("owd_mean_ms", owd.map_or(f64::NAN, |h| h.mean() / 1e6))
-            .f64("owd_p50_ms", oq(0.5))
-            .f64("owd_p95_ms", oq(0.95))
-            .f64("owd_p99_ms", oq(0.99))
-            .f64("owd_max_ms", owd.map_or(f64::NAN, |h| if h.count() == 0 { f64::NAN } else { h.max() as f64 / 1e6 }))
-            .f64("jitter_ms", jitter_ms)
-            .f64("stream_lost_pkts", lost);
+        fs.push(
+            i as u64,
+            id.name.clone(),
+            kind,
+            id.algorithm.clone(),
+            sched.start.as_secs_f64(),
+            sched.stop.as_secs_f64(),
+            f.access_delay_ns as f64 / 1e6,
+            goodput,
+            active_s,
+            goodput_active,
+            in_jain,
+            delivered,
+            sent_pkts,
+            retransmits,
+            fast_retransmits,
+            timeouts,
+            c.drops_queue,
+            c.drops_random,
+            if sent_pkts == 0 { 0.0 } else { c.data_dropped_pkts as f64 / sent_pkts as f64 },
+            h.mean() / 1e6,
+            q(0.5),
+            q(0.95),
+            q(0.99),
+            ms(rtt_min),
+            ms(rtt_max),
+            match (sched.bytes, sched.completed_at) {
+                (Some(_), Some(t)) => (t - sched.start).as_secs_f64(),
+                _ => f64::NAN,
+            },
+            sched.completed_at.is_some(),
+            owd.map_or(f64::NAN, |h| h.mean() / 1e6),
+            oq(0.5),
+            oq(0.95),
+            oq(0.99),
+            owd.map_or(f64::NAN, |h| if h.count() == 0 { f64::NAN } else { h.max() as f64 / 1e6 }),
+            jitter_ms,
+            lost,
+        );
     }
-    FlowSummary { table: fs.finish(), tcp_goodputs, total_goodput }
+    FlowSummary { table: fs.finish(&[]), tcp_goodputs, total_goodput }
 }
 
 fn utilisation(l: &Link, window_s: f64) -> f64 {
@@ -150,50 +193,83 @@ pub(crate) fn busiest_link(links: &[Link], window_s: f64) -> usize {
     best.unwrap_or(0)
 }
 
+series_table! {
+    /// One row per link.
+    LinkSummaryRows {
+        link: String,
+        rate_bps: u64,
+        bottleneck: bool,
+        utilisation: f64,
+        qdelay_mean_ms: f64,
+        qdelay_p50_ms: f64,
+        qdelay_p95_ms: f64,
+        qdelay_p99_ms: f64,
+        qdelay_max_ms: f64,
+        arrivals: u64,
+        departures: u64,
+        drops_queue: u64,
+        drops_random: u64,
+        loss_rate: f64,
+        drops_early: u64,
+    }
+}
+
 pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> Table {
-    let mut ls = TableBuilder::default();
+    let mut ls = LinkSummaryRows::with_capacity(links.len());
     for (i, l) in links.iter().enumerate() {
         let c = &l.window;
         let h = &l.qdelay_hist;
         let q = |x: f64| h.quantile(x) / 1e6;
-        ls.str("link", &l.name)
-            .u64("rate_bps", l.rate_bps)
-            .bool("bottleneck", i == bottleneck)
-            .f64("utilisation", utilisation(l, window_s))
-            .f64("qdelay_mean_ms", h.mean() / 1e6)
-            .f64("qdelay_p50_ms", q(0.5))
-            .f64("qdelay_p95_ms", q(0.95))
-            .f64("qdelay_p99_ms", q(0.99))
-            .f64("qdelay_max_ms", h.max() as f64 / 1e6)
-            .u64("arrivals", c.arrivals)
-            .u64("departures", c.departures)
-            .u64("drops_queue", c.drops_queue)
-            .u64("drops_random", c.drops_random)
-            .f64("loss_rate", if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 })
-            .u64("drops_early", c.drops_early);
+        ls.push(
+            l.name.clone(),
+            l.rate_bps,
+            i == bottleneck,
+            utilisation(l, window_s),
+            h.mean() / 1e6,
+            q(0.5),
+            q(0.95),
+            q(0.99),
+            h.max() as f64 / 1e6,
+            c.arrivals,
+            c.departures,
+            c.drops_queue,
+            c.drops_random,
+            if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 },
+            c.drops_early,
+        );
     }
-    ls.finish()
+    ls.finish(&[])
+}
+
+series_table! {
+    /// One row per non-empty bucket of a delay histogram.
+    DelayHistRows {
+        what: &'static str,
+        name: String,
+        value_ms: f64,
+        count: u64,
+    }
 }
 
 /// The per-packet delay histograms of the summary window as a long table (what, name, value_ms,
 /// count; name = the link's or the flow's): every link's queueing delay (links that carried packets) and every TCP flow's
 /// RTT samples, for CDFs of per-packet samples rather than of interval means.
 pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
-    let mut t = TableBuilder::default();
+    let rtt_flows = || flows.iter().filter(|f| matches!(f.app, App::Tcp { .. }) && !f.id.background);
+    let rows = links.iter().map(|l| l.qdelay_hist.buckets().count()).sum::<usize>()
+        + rtt_flows().map(|f| f.window.rtt_hist.buckets().count()).sum::<usize>();
+    let mut t = DelayHistRows::with_capacity(rows);
     for l in links {
         for (v, c) in l.qdelay_hist.buckets() {
-            t.str("what", "qdelay").str("name", &l.name).f64("value_ms", v / 1e6).u64("count", c);
+            t.push("qdelay", l.name.clone(), v / 1e6, c);
         }
     }
-    for f in flows {
-        if !matches!(f.app, App::Tcp { .. }) || f.id.background {
-            continue;
-        }
+    for f in rtt_flows() {
         for (v, c) in f.window.rtt_hist.buckets() {
-            t.str("what", "rtt").str("name", &f.id.name).f64("value_ms", v / 1e6).u64("count", c);
+            t.push("rtt", f.id.name.clone(), v / 1e6, c);
         }
     }
-    t.finish()
+    t.finish(&[])
 }
 
 /// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck
@@ -222,16 +298,18 @@ pub(crate) fn run_summary(flows: &FlowSummary, links: &[Link], bottleneck: usize
 /// each one the scenario leaves out): once per scenario flow (a web generator's transfers share them).
 pub(crate) fn params_used(scenario: &Scenario, flows: &[Flow]) -> Vec<(String, String, Vec<(String, ParamValue)>)> {
     let mut params_used = Vec::new();
+    // Built once: the catalog is every algorithm's description, made afresh on each call.
+    let catalog = ccsim_cc::catalog();
     for f in flows.iter().filter(|f| !f.id.background) {
         let spec = &scenario.flows[f.id.spec];
         let Some((algorithm, params, _)) = spec.congestion_control() else {
             params_used.push((f.id.name.clone(), String::new(), Vec::new()));
             continue;
         };
-        let info = ccsim_cc::catalog().into_iter().find(|a| a.name == algorithm);
+        let info = catalog.iter().find(|a| a.name == algorithm);
         let used = info
             .map(|info| {
-                info.params.into_iter().map(|p| (p.name.to_string(), params.get(p.name).map_or(p.default, ParamValue::from))).collect()
+                info.params.iter().map(|p| (p.name.to_string(), params.get(p.name).map_or(p.default.clone(), ParamValue::from))).collect()
             })
             .unwrap_or_default();
         params_used.push((f.id.name.clone(), algorithm.to_string(), used));

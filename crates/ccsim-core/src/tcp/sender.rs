@@ -135,7 +135,7 @@ pub struct Sender {
     high_rxt: u64,
     rtt: RttEstimator,
     /// ns-2's timer instead of RFC 6298's (`rto_estimator = ns2`).
-    ns2_rto: Option<Ns2Rto>,
+    ns2_rto: Option<Box<Ns2Rto>>,
     rto_deadline: Option<Time>,
     /// ns-2 `maxburst_` (0 = no limit) and the segments sent by `try_send` in the current event.
     max_burst: u32,
@@ -155,9 +155,11 @@ pub struct Sender {
     /// `recovery_window = "prr"`; `prr` holds the state while a SACK recovery runs.
     prr_on: bool,
     prr: Option<Prr>,
-    /// RACK and the tail loss probe, when `loss_detection = "rack_tlp"` and SACK is on.
-    rack: Option<Rack>,
-    tlp: Option<Tlp>,
+    /// RACK and the tail loss probe, when `loss_detection = "rack_tlp"` and SACK is on. Boxed, as
+    /// is the ns-2 timer: a flow whose profile does not turn them on carries a pointer, not their
+    /// state (docs/performance.md, "Memory per flow").
+    rack: Option<Box<Rack>>,
+    tlp: Option<Box<Tlp>>,
 }
 
 impl Sender {
@@ -173,7 +175,7 @@ impl Sender {
         rtt.set_granularity(granularity);
         let ns2_rto = match cfg.rto_estimator {
             RtoEstimator::Rfc6298 => None,
-            RtoEstimator::Ns2 => Some(Ns2Rto::new(initial_rto, min_rto, max_rto, granularity)),
+            RtoEstimator::Ns2 => Some(Box::new(Ns2Rto::new(initial_rto, min_rto, max_rto, granularity))),
             RtoEstimator::Linux => {
                 rtt.use_linux_rule();
                 None
@@ -228,8 +230,8 @@ impl Sender {
             min_rto: Duration::from_nanos(cfg.min_rto_ns),
             prr_on: cfg.recovery_window == RecoveryWindow::Prr,
             prr: None,
-            rack: rack_tlp.then(|| Rack::new(mss)),
-            tlp: rack_tlp.then(Tlp::default),
+            rack: rack_tlp.then(|| Box::new(Rack::new(mss))),
+            tlp: rack_tlp.then(Box::<Tlp>::default),
         }
     }
 
@@ -578,7 +580,7 @@ impl Sender {
         }
         // Retransmit the first unacknowledged segment (RFC 5681 3.2 step 2 / RFC 6675 step 4.3), or
         // with RACK the first one it marked lost.
-        let seq = self.rack.as_ref().and_then(Rack::first_lost).unwrap_or(self.snd_una);
+        let seq = self.rack.as_deref().and_then(Rack::first_lost).unwrap_or(self.snd_una);
         let len = self.send_segment(now, seq, out);
         self.high_rxt = seq + len;
         if !self.sack {
@@ -646,7 +648,7 @@ impl Sender {
                 rack.on_sacked(now, a, b, self.rtt.min);
             }
         }
-        if self.tlp.as_mut().is_some_and(|t| t.on_ack(ackno, newly_acked > 0, newly_sacked > 0) == ProbeAck::LossRepaired) {
+        if self.tlp.as_deref_mut().is_some_and(|t| t.on_ack(ackno, newly_acked > 0, newly_sacked > 0) == ProbeAck::LossRepaired) {
             exit = Some(self.reduce_after_loss_probe(now));
         }
 
@@ -816,7 +818,7 @@ impl Sender {
         let open = !self.in_fast_recovery
             && !self.in_rto_recovery
             && self.scoreboard.is_empty()
-            && self.rack.as_ref().map_or(true, |r| r.lost_bytes() == 0);
+            && self.rack.as_deref().map_or(true, |r| r.lost_bytes() == 0);
         let cx = ProbeContext {
             now,
             srtt: self.srtt(),
@@ -834,7 +836,7 @@ impl Sender {
     /// receiver window allow, cwnd notwithstanding, else the highest-sequence segment again; then the
     /// RTO restarts from the probe.
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let allowed = self.tlp.as_mut().is_some_and(Tlp::fire);
+        let allowed = self.tlp.as_deref_mut().is_some_and(Tlp::fire);
         if !allowed || self.snd_una >= self.snd_max {
             return; // an episode is open: the RTO keeps running
         }
@@ -876,10 +878,16 @@ impl Sender {
     /// timeouts it also carries (Linux `icsk_retransmit_timer` with `ICSK_TIME_LOSS_PROBE` and
     /// `ICSK_TIME_REO_TIMEOUT`).
     pub fn timer_deadline(&self) -> Option<Time> {
-        [self.rto_deadline, self.tlp.as_ref().and_then(Tlp::deadline), self.rack.as_ref().and_then(Rack::reo_deadline)]
-            .into_iter()
-            .flatten()
-            .min()
+        // Written out: called after every event of the flow, and the optional mechanisms are boxed.
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let (tlp, reo) = match (&self.tlp, &self.rack) {
+            (None, None) => return self.rto_deadline,
+            (tlp, rack) => (tlp.as_deref().and_then(Tlp::deadline), rack.as_deref().and_then(Rack::reo_deadline)),
+        };
+        earliest(earliest(self.rto_deadline, tlp), reo)
     }
 
     /// The retransmission timer fired: the earliest due of probe, reordering timeout and RTO (a probe
@@ -887,8 +895,8 @@ impl Sender {
     /// Linux's single timer).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         let due = |d: Option<Time>| d.filter(|&d| d <= now);
-        let tlp = due(self.tlp.as_ref().and_then(Tlp::deadline));
-        let reo = due(self.rack.as_ref().and_then(Rack::reo_deadline));
+        let tlp = due(self.tlp.as_deref().and_then(Tlp::deadline));
+        let reo = due(self.rack.as_deref().and_then(Rack::reo_deadline));
         let rto = due(self.rto_deadline);
         match [tlp, reo, rto].into_iter().flatten().min() {
             None => {}
@@ -1002,7 +1010,7 @@ impl Sender {
 
     /// Segments RACK has marked lost (0 without RACK).
     pub fn rack_marked_lost(&self) -> u64 {
-        self.rack.as_ref().map_or(0, Rack::marked_lost_total)
+        self.rack.as_deref().map_or(0, Rack::marked_lost_total)
     }
 }
 

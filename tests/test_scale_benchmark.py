@@ -1,0 +1,52 @@
+"""benchmarks/scale.py works: its help, its arithmetic, and its smallest point where the benchmark is
+built. The numbers it prints are not checked here (docs/performance.md records them with the command)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "scale.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("scale", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["scale"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_help_names_the_grid_options():
+    out = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, check=True).stdout
+    for option in ("--full", "--flows", "--rates", "--cpu", "--packets"):
+        assert option in out
+
+
+def test_points_last_long_enough_for_the_packets_and_the_table_divides_by_them():
+    scale = load()
+    # 150,000 packets at 1 Gbit/s (83,333 a second) take 1.8 s; at 100 Gbit/s the 1 s floor holds.
+    assert scale.seconds_for(100, 1000, 150_000, 1.0) == 1.8
+    assert scale.seconds_for(100, 100_000, 150_000, 1.0) == 1.0
+    m = scale.Measured(scale.Point(10_000, 1000, 2.0), packets=1_000, events=4_000, utilisation=0.99, peak_rss_mib=80.0,
+                       instructions=3_000_000)
+    assert m.per_packet == 3_000
+    row = scale.table([m], instructions=True).splitlines()[-1]
+    assert row.startswith("| 10,000 | 1 Gbit/s | 2 | 1,000 | 4.00 |") and row.endswith("| 3,000 |")
+
+
+def test_the_smallest_point_runs_natively():
+    binary = ROOT / "target" / "release" / "examples" / "bench_dumbbell"
+    if not binary.exists():
+        pytest.skip("the release benchmark is not built (cargo build --release -p ccsim-core --example bench_dumbbell)")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--cpu", "--binary", str(binary), "--flows", "1", "--rates", "--seconds", "0.1"],
+                          capture_output=True, text=True, check=True)
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| 1 |")]
+    assert len(rows) == 1, done.stdout
+    packets = int(rows[0].split("|")[4].replace(",", ""))
+    assert packets > 1_000, rows[0]  # 1 Gbit/s for 0.1 s, one flow past slow start carries thousands
