@@ -1,4 +1,4 @@
-//! The event queue: a heap ordered by (time, insertion number), so events at the same instant run in
+//! The event queue: a priority queue ordered by (time, insertion number), so events at the same instant run in
 //! the order they were scheduled (FIFO tie-breaking, as nexosim's priority queue). This is what makes
 //! a run a pure function of (scenario, seed).
 
@@ -43,20 +43,41 @@ impl Entry {
     }
 }
 
-/// Children per node: a 4-ary heap is half as deep as a binary one, and a node's four children
-/// share a cache line or two (docs/performance.md, "Instructions per packet", has the comparison).
-const ARITY: usize = 4;
+/// Buckets of the radix heap: one per bit of the 128-bit key, and one for the key equal to `last`.
+const BUCKETS: usize = 129;
 
-/// A d-ary min-heap on the packed key. `pop` leaves the root vacant instead of filling it from the
-/// bottom: most events schedule another at once (a link's next head, an ACK's next hop), and
-/// `schedule` then sifts the new entry down from the root, one pass where a pop and a push would
-/// take two. Any other operation fills the vacancy first.
-#[derive(Debug, Default)]
+/// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
+/// problem", JACM 1990) on the packed key: a monotone priority queue, which a simulation's clock is
+/// (no event is scheduled before the one being handled). Bucket i holds the entries whose key
+/// first differs from the last popped key (`last`) at bit i - 1, so scheduling is a bit scan and a
+/// push; popping takes the lowest non-empty bucket, makes its smallest key the new `last` and
+/// spreads its entries over the buckets below. Each entry moves down a few times in its life
+/// instead of paying a heap's log n comparisons on every pop; docs/performance.md
+/// ("Instructions per packet") compares it with the binary and 4-ary heaps.
+///
+/// An entry scheduled before `last` (no code path does; kept so that the order stays that of the
+/// key whatever the caller does) waits in `early`, which is served first.
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
-    /// `heap[0]` was popped and is a hole.
-    root_vacant: bool,
+    buckets: [Vec<Entry>; BUCKETS],
+    /// Bit i of word i / 64: `buckets[i]` is not empty.
+    occupied: [u64; 3],
+    last: u128,
+    early: Vec<Entry>,
+    len: usize,
     next_seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue { buckets: std::array::from_fn(|_| Vec::new()), occupied: [0; 3], last: 0, early: Vec::new(), len: 0, next_seq: 0 }
+    }
+}
+
+/// The bucket of `key` relative to `last` (`key` >= `last`).
+#[inline(always)]
+fn bucket(key: u128, last: u128) -> usize {
+    128 - (key ^ last).leading_zeros() as usize
 }
 
 impl EventQueue {
@@ -64,87 +85,79 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         let entry = Entry { time: time.0, seq: self.next_seq, event };
         self.next_seq += 1;
-        if self.root_vacant {
-            self.root_vacant = false;
-            self.sift_down(0, entry);
+        self.len += 1;
+        let key = entry.key();
+        if key < self.last {
+            self.early.push(entry);
         } else {
-            self.heap.push(entry);
-            self.sift_up(self.heap.len() - 1, entry);
+            self.put(bucket(key, self.last), entry);
         }
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {
-        self.fill_root();
-        self.heap.first().map(|e| Time(e.time))
+        if let Some(i) = self.earliest_early() {
+            return Some(Time(self.early[i].time));
+        }
+        self.settle()?;
+        Some(Time(self.buckets[0][0].time))
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.fill_root();
-        let top = *self.heap.first()?;
-        self.root_vacant = true;
-        Some((Time(top.time), top.event))
+        let entry = if let Some(i) = self.earliest_early() {
+            self.early.swap_remove(i)
+        } else {
+            self.settle()?;
+            self.occupied[0] &= !1;
+            self.buckets[0].pop().expect("settled")
+        };
+        self.len -= 1;
+        Some((Time(entry.time), entry.event))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.root_vacant as usize
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
-    /// Moves the last entry into a vacant root.
-    #[inline]
-    fn fill_root(&mut self) {
-        if self.root_vacant {
-            self.root_vacant = false;
-            let last = self.heap.pop().expect("a vacant root is an entry");
-            if !self.heap.is_empty() {
-                self.sift_down(0, last);
-            }
-        }
+    #[inline(always)]
+    fn put(&mut self, i: usize, entry: Entry) {
+        self.buckets[i].push(entry);
+        self.occupied[i / 64] |= 1 << (i % 64);
     }
 
-    /// Places `entry` at the hole `pos` or above it.
-    #[inline]
-    fn sift_up(&mut self, mut pos: usize, entry: Entry) {
-        let key = entry.key();
-        while pos > 0 {
-            let parent = (pos - 1) / ARITY;
-            if self.heap[parent].key() <= key {
-                break;
-            }
-            self.heap[pos] = self.heap[parent];
-            pos = parent;
+    fn earliest_early(&self) -> Option<usize> {
+        if self.early.is_empty() {
+            return None;
         }
-        self.heap[pos] = entry;
+        (0..self.early.len()).min_by_key(|&i| self.early[i].key())
     }
 
-    /// Places `entry` at the hole `pos` or below it. Bottom-up (Floyd): the hole first moves down
-    /// along the smallest children to a leaf, then `entry` rises from there; an entry that belongs
-    /// near the bottom (the last leaf filling a popped root, a far timer) costs one comparison per
-    /// level instead of two.
+    /// Makes `buckets[0]` hold the smallest entry (keys are unique: it is the only one there);
+    /// `None` if the queue is empty.
     #[inline]
-    fn sift_down(&mut self, mut pos: usize, entry: Entry) {
-        let heap = &mut self.heap[..];
-        let n = heap.len();
-        loop {
-            let first = ARITY * pos + 1;
-            let best = if let Some(kids) = heap.get(first..first + ARITY) {
-                let kids: &[Entry; ARITY] = kids.try_into().expect("ARITY entries");
-                let (a, b) = if kids[1].key() < kids[0].key() { (1, kids[1].key()) } else { (0, kids[0].key()) };
-                let (c, d) = if kids[3].key() < kids[2].key() { (3, kids[3].key()) } else { (2, kids[2].key()) };
-                first + if d < b { c } else { a }
-            } else if first < n {
-                (first + 1..n).fold(first, |m, c| if heap[c].key() < heap[m].key() { c } else { m })
-            } else {
-                break;
-            };
-            heap[pos] = heap[best];
-            pos = best;
+    fn settle(&mut self) -> Option<()> {
+        if self.occupied[0] & 1 != 0 {
+            return Some(());
         }
-        self.sift_up(pos, entry);
+        let i = match self.occupied {
+            [0, 0, 0] => return None,
+            [0, 0, w] => 128 + w.trailing_zeros() as usize,
+            [0, w, _] => 64 + w.trailing_zeros() as usize,
+            [w, _, _] => w.trailing_zeros() as usize,
+        };
+        let mut spread = std::mem::take(&mut self.buckets[i]);
+        self.occupied[i / 64] &= !(1 << (i % 64));
+        self.last = spread.iter().map(Entry::key).min().expect("an occupied bucket");
+        // Every entry of bucket i agrees with the new `last` above bit i - 1: each lands lower.
+        for entry in spread.drain(..) {
+            self.put(bucket(entry.key(), self.last), entry);
+        }
+        self.buckets[i] = spread; // keep its allocation for the next entries of that bucket
+        Some(())
     }
 }
 
