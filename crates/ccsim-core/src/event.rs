@@ -49,10 +49,11 @@ const BUCKETS: usize = 129;
 /// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
 /// problem", JACM 1990) on the packed key: a monotone priority queue, which a simulation's clock is
 /// (no event is scheduled before the one being handled). Bucket i holds the entries whose key
-/// first differs from the last popped key (`last`) at bit i - 1, so scheduling is a bit scan and a
-/// push; popping takes the lowest non-empty bucket, makes its smallest key the new `last` and
-/// spreads its entries over the buckets below. Each entry moves down a few times in its life
-/// instead of paying a heap's log n comparisons on every pop; docs/performance.md
+/// first differs from the last popped key (`last`) at bit i - 1, so every entry of a bucket is
+/// smaller than every entry of the buckets above it. Scheduling is a bit scan and a push; popping
+/// takes the smallest entry of the lowest non-empty bucket, makes its key the new `last` and
+/// spreads the rest of that bucket over the buckets below. Each entry moves down a few times in its
+/// life instead of paying a heap's log n comparisons on every pop; docs/performance.md
 /// ("Instructions per packet") compares it with the binary and 4-ary heaps.
 ///
 /// An entry scheduled before `last` (no code path does; kept so that the order stays that of the
@@ -80,6 +81,20 @@ fn bucket(key: u128, last: u128) -> usize {
     128 - (key ^ last).leading_zeros() as usize
 }
 
+/// Position of the smallest key in `entries` (not empty).
+#[inline(always)]
+fn smallest(entries: &[Entry]) -> usize {
+    let mut best = 0;
+    let mut best_key = entries[0].key();
+    for (i, e) in entries.iter().enumerate().skip(1) {
+        if e.key() < best_key {
+            best = i;
+            best_key = e.key();
+        }
+    }
+    best
+}
+
 impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
@@ -90,29 +105,57 @@ impl EventQueue {
         if key < self.last {
             self.early.push(entry);
         } else {
-            self.put(bucket(key, self.last), entry);
+            let i = bucket(key, self.last);
+            self.buckets[i].push(entry);
+            self.occupied[i / 64] |= 1 << (i % 64);
         }
     }
 
-    pub fn peek_time(&mut self) -> Option<Time> {
-        if let Some(i) = self.earliest_early() {
-            return Some(Time(self.early[i].time));
+    /// Time of the next event.
+    pub fn peek_time(&self) -> Option<Time> {
+        if !self.early.is_empty() {
+            return Some(Time(self.early[smallest(&self.early)].time));
         }
-        self.settle()?;
-        Some(Time(self.buckets[0][0].time))
+        let b = self.lowest_bucket()?;
+        Some(Time(self.buckets[b][smallest(&self.buckets[b])].time))
     }
 
-    #[inline]
+    /// The next event.
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let entry = if let Some(i) = self.earliest_early() {
-            self.early.swap_remove(i)
-        } else {
-            self.settle()?;
-            self.occupied[0] &= !1;
-            self.buckets[0].pop().expect("settled")
-        };
+        self.pop_until(Time(u64::MAX))
+    }
+
+    /// The next event if it is due at or before `t`: one search for the smallest key where a peek
+    /// and a pop would take two.
+    #[inline]
+    pub fn pop_until(&mut self, t: Time) -> Option<(Time, Event)> {
+        if !self.early.is_empty() {
+            let k = smallest(&self.early);
+            if self.early[k].time > t.0 {
+                return None;
+            }
+            self.len -= 1;
+            let e = self.early.swap_remove(k);
+            return Some((Time(e.time), e.event));
+        }
+        let b = self.lowest_bucket()?;
+        let k = smallest(&self.buckets[b]);
+        if self.buckets[b][k].time > t.0 {
+            return None;
+        }
         self.len -= 1;
-        Some((Time(entry.time), entry.event))
+        let (lower, upper) = self.buckets.split_at_mut(b);
+        let from = &mut upper[0];
+        let e = from.swap_remove(k);
+        self.last = e.key();
+        self.occupied[b / 64] &= !(1 << (b % 64));
+        // The rest of the bucket agrees with the new `last` above bit b - 1: each lands lower.
+        for rest in from.drain(..) {
+            let i = bucket(rest.key(), self.last);
+            lower[i].push(rest);
+            self.occupied[i / 64] |= 1 << (i % 64);
+        }
+        Some((Time(e.time), e.event))
     }
 
     pub fn len(&self) -> usize {
@@ -124,40 +167,13 @@ impl EventQueue {
     }
 
     #[inline(always)]
-    fn put(&mut self, i: usize, entry: Entry) {
-        self.buckets[i].push(entry);
-        self.occupied[i / 64] |= 1 << (i % 64);
-    }
-
-    fn earliest_early(&self) -> Option<usize> {
-        if self.early.is_empty() {
-            return None;
-        }
-        (0..self.early.len()).min_by_key(|&i| self.early[i].key())
-    }
-
-    /// Makes `buckets[0]` hold the smallest entry (keys are unique: it is the only one there);
-    /// `None` if the queue is empty.
-    #[inline]
-    fn settle(&mut self) -> Option<()> {
-        if self.occupied[0] & 1 != 0 {
-            return Some(());
-        }
-        let i = match self.occupied {
+    fn lowest_bucket(&self) -> Option<usize> {
+        Some(match self.occupied {
             [0, 0, 0] => return None,
             [0, 0, w] => 128 + w.trailing_zeros() as usize,
             [0, w, _] => 64 + w.trailing_zeros() as usize,
             [w, _, _] => w.trailing_zeros() as usize,
-        };
-        let mut spread = std::mem::take(&mut self.buckets[i]);
-        self.occupied[i / 64] &= !(1 << (i % 64));
-        self.last = spread.iter().map(Entry::key).min().expect("an occupied bucket");
-        // Every entry of bucket i agrees with the new `last` above bit i - 1: each lands lower.
-        for entry in spread.drain(..) {
-            self.put(bucket(entry.key(), self.last), entry);
-        }
-        self.buckets[i] = spread; // keep its allocation for the next entries of that bucket
-        Some(())
+        })
     }
 }
 
@@ -174,6 +190,24 @@ mod tests {
         q.schedule(Time(5), Event::FlowStart(4));
         let order: Vec<Event> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec![Event::FlowStart(2), Event::FlowStart(1), Event::FlowStart(3), Event::FlowStart(4)]);
+    }
+
+    #[test]
+    fn pop_until_leaves_later_events_in_place() {
+        let mut q = EventQueue::default();
+        q.schedule(Time(10), Event::Sample);
+        q.schedule(Time(20), Event::FlowStart(1));
+        assert_eq!(q.pop_until(Time(9)), None);
+        assert_eq!(q.pop_until(Time(10)), Some((Time(10), Event::Sample)));
+        assert_eq!(q.pop_until(Time(19)), None);
+        assert_eq!((q.len(), q.peek_time()), (1, Some(Time(20))));
+        // an event scheduled before the last one popped (no caller does) still comes out first
+        q.schedule(Time(5), Event::FlowStop(2));
+        assert_eq!(q.peek_time(), Some(Time(5)));
+        assert_eq!(q.pop_until(Time(4)), None);
+        assert_eq!(q.pop(), Some((Time(5), Event::FlowStop(2))));
+        assert_eq!(q.pop(), Some((Time(20), Event::FlowStart(1))));
+        assert!(q.is_empty() && q.pop().is_none());
     }
 
     /// The old queue, std's binary heap on (time, seq), as the reference order.
@@ -220,7 +254,10 @@ mod tests {
                     q.schedule(Time(t), Event::FlowStart(seq as u32));
                 } else {
                     if rng.uniform() < 0.5 {
-                        let _ = q.peek_time();
+                        // a peek or a refused pop_until changes nothing
+                        if let Some(before) = q.peek_time().and_then(|p| p.0.checked_sub(1 + rng.next_u64() % 3)) {
+                            assert_eq!(q.pop_until(Time(before)), None);
+                        }
                     }
                     if let Some((t, Event::FlowStart(s))) = q.pop() {
                         got.push((t.0, s));
