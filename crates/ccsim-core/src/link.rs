@@ -171,6 +171,7 @@ impl Link {
 
     /// Offers a packet to the link. On success returns `Ok(Some(arrival))` when the in-transit line was
     /// empty: the caller must then schedule a delivery event at that time.
+    #[inline]
     pub fn enqueue(&mut self, now: Time, pkt: Packet, in_window: bool) -> Result<Option<Time>, Drop> {
         self.interval.arrivals += 1;
         if in_window {
@@ -235,6 +236,7 @@ impl Link {
     }
 
     /// Removes the head packet (its arrival time must be `now`) and records its departure statistics.
+    #[inline]
     pub fn deliver_head(&mut self, now: Time, in_window: bool) -> Packet {
         let InTransit { arrival, qdelay_ns, pkt } = self.in_transit.pop_front().expect("delivery event with an empty link");
         debug_assert_eq!(arrival, now);
