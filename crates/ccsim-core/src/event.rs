@@ -45,6 +45,8 @@ impl Entry {
 
 /// Buckets of the radix heap: one per bit of the 128-bit key, and one for the key equal to `last`.
 const BUCKETS: usize = 129;
+/// Entries an emptied bucket may keep room for whatever the queue's length.
+const SPARE_CAPACITY: usize = 256;
 
 /// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
 /// problem", JACM 1990) on the packed key: a monotone priority queue, which a simulation's clock is
@@ -154,6 +156,11 @@ impl EventQueue {
             let i = bucket(rest.key(), self.last);
             lower[i].push(rest);
             self.occupied[i / 64] |= 1 << (i % 64);
+        }
+        // A bucket keeps its allocation for the next entries, but not one far larger than the
+        // queue: with 10,000 flows the buckets' idle capacity would otherwise outgrow the entries.
+        if from.capacity() > SPARE_CAPACITY.max(self.len) {
+            *from = Vec::new();
         }
         Some((Time(e.time), e.event))
     }

@@ -126,6 +126,10 @@ pub struct Link {
 }
 
 impl Link {
+    /// Bytes a link holds for one packet: its in-transit entry and its waiting entry (the memory
+    /// meter's and the cost estimate's figure).
+    pub const HELD_PACKET_BYTES: usize = std::mem::size_of::<InTransit>() + std::mem::size_of::<(Time, u32)>();
+
     pub fn new(name: String, rate_bps: u64, delay: Duration, loss: LossSchedule, mut discipline: Discipline, rng: Rng) -> Link {
         discipline.attach(rate_bps);
         Link {
