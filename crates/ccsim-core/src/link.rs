@@ -15,7 +15,51 @@ use ccsim_cc::{Rng, Time};
 use crate::histogram::Histogram;
 use crate::loss_schedule::LossSchedule;
 use crate::packet::Packet;
-use crate::queue::{QueueDiscipline, QueueState};
+use crate::queue::{Discipline, QueueDiscipline, QueueState};
+
+/// Serialisation time at a fixed rate: ceil(bytes * 8e9 / rate) ns, the formula the link has
+/// always used, without its 128-bit division on every packet. With 8e9 = q * rate + r,
+/// ceil(bytes * 8e9 / rate) = bytes * q + ceil(bytes * r / rate): one multiplication when the rate
+/// divides 8e9 (1 Gbit/s: 8 ns a byte; 10 and 100 Mbit/s), and one 64-bit division otherwise. Any
+/// product that would overflow 64 bits takes the 128-bit formula, so the result is the same for
+/// every size and rate (tested against it).
+#[derive(Clone, Copy, Debug)]
+pub struct TxTime {
+    rate_bps: u64,
+    /// q and r above.
+    ns_per_byte: u64,
+    rem: u64,
+}
+
+const BIT_NS_PER_BYTE: u64 = 8 * 1_000_000_000;
+
+impl TxTime {
+    /// `rate_bps` > 0 (`Scenario::validate` checks every link's rate).
+    pub fn new(rate_bps: u64) -> TxTime {
+        TxTime { rate_bps, ns_per_byte: BIT_NS_PER_BYTE / rate_bps, rem: BIT_NS_PER_BYTE % rate_bps }
+    }
+
+    #[inline]
+    pub fn ns(&self, bytes: u32) -> u64 {
+        let b = bytes as u64;
+        if let Some(whole) = b.checked_mul(self.ns_per_byte) {
+            if self.rem == 0 {
+                return whole;
+            }
+            if let Some(part) = b.checked_mul(self.rem) {
+                if let Some(t) = whole.checked_add(part.div_ceil(self.rate_bps)) {
+                    return t;
+                }
+            }
+        }
+        Self::by_division(bytes, self.rate_bps)
+    }
+
+    /// The formula itself, in 128 bits.
+    pub fn by_division(bytes: u32, rate_bps: u64) -> u64 {
+        (bytes as u128 * BIT_NS_PER_BYTE as u128).div_ceil(rate_bps as u128) as u64
+    }
+}
 
 /// Room for one more entry in `q`, fallibly. Up to four entries, one at a time: an access link
 /// that never holds more than a packet or two at once (most of them) keeps that many slots, not the
@@ -51,21 +95,43 @@ pub struct LinkCounters {
     pub qdelay_max_ns: u64,
 }
 
+impl LinkCounters {
+    #[inline]
+    fn departure(&mut self, wire_bytes: u32, qdelay: u64) {
+        self.departures += 1;
+        self.tx_bytes += wire_bytes as u64;
+        self.qdelay_sum_ns += qdelay as u128;
+        self.qdelay_max_ns = self.qdelay_max_ns.max(qdelay);
+    }
+}
+
+/// A packet on or past the wire.
+#[derive(Clone, Copy, Debug)]
+struct InTransit {
+    /// Arrival at the far end.
+    arrival: Time,
+    /// Time it waited for the link, recorded on delivery.
+    qdelay_ns: u64,
+    pkt: Packet,
+}
+
 pub struct Link {
     pub name: String,
     pub rate_bps: u64,
     pub delay: Duration,
+    delay_ns: u64,
+    tx: TxTime,
     /// Random loss probability over time (constant unless the scenario changes it).
     loss: LossSchedule,
-    discipline: Box<dyn QueueDiscipline>,
+    discipline: Discipline,
     rng: Rng,
     /// End of the last scheduled transmission.
     busy_until: Time,
     /// Admitted packets not yet on the wire: (transmission start, wire bytes).
     waiting: VecDeque<(Time, u32)>,
     waiting_bytes: u64,
-    /// Packets on or past the wire, with their arrival time at the far end (non-decreasing).
-    in_transit: VecDeque<(Time, Packet)>,
+    /// Packets on or past the wire, arrival times non-decreasing.
+    in_transit: VecDeque<InTransit>,
     pub interval: LinkCounters,
     pub window: LinkCounters,
     /// Queueing delays of departures inside the summary window.
@@ -73,12 +139,18 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(name: String, rate_bps: u64, delay: Duration, loss: LossSchedule, mut discipline: Box<dyn QueueDiscipline>, rng: Rng) -> Link {
+    /// Bytes a link holds for one packet: its in-transit entry and its waiting entry (the memory
+    /// meter's and the cost estimate's figure).
+    pub const HELD_PACKET_BYTES: usize = std::mem::size_of::<InTransit>() + std::mem::size_of::<(Time, u32)>();
+
+    pub fn new(name: String, rate_bps: u64, delay: Duration, loss: LossSchedule, mut discipline: Discipline, rng: Rng) -> Link {
         discipline.attach(rate_bps);
         Link {
             name,
             rate_bps,
             delay,
+            delay_ns: delay.as_nanos() as u64,
+            tx: TxTime::new(rate_bps),
             loss,
             discipline,
             rng,
@@ -94,8 +166,7 @@ impl Link {
 
     /// Serialisation time of `bytes` at this link's rate, rounded up to the nanosecond.
     pub fn tx_time(&self, bytes: u32) -> Duration {
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Duration::from_nanos(bits.div_ceil(self.rate_bps as u128) as u64)
+        Duration::from_nanos(self.tx.ns(bytes))
     }
 
     /// Forget packets whose transmission has started by `now`.
@@ -117,7 +188,8 @@ impl Link {
 
     /// Offers a packet to the link. On success returns `Ok(Some(arrival))` when the in-transit line was
     /// empty: the caller must then schedule a delivery event at that time.
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, in_window: bool) -> Result<Option<Time>, Drop> {
+    #[inline]
+    pub fn enqueue(&mut self, now: Time, pkt: Packet, in_window: bool) -> Result<Option<Time>, Drop> {
         self.interval.arrivals += 1;
         if in_window {
             self.window.arrivals += 1;
@@ -143,17 +215,16 @@ impl Link {
             return Err(Drop::Queue);
         }
         let start = self.busy_until.max(now);
-        let end = start + self.tx_time(pkt.wire_bytes);
+        let end = Time(start.0 + self.tx.ns(pkt.wire_bytes));
         self.busy_until = end;
         if start > now {
             self.waiting.push_back((start, pkt.wire_bytes));
             self.waiting_bytes += pkt.wire_bytes as u64;
         }
-        // The queueing delay (start - now) is recorded when the packet is delivered.
-        pkt.enqueued_at = now;
-        let arrival = end + self.delay;
+        let arrival = Time(end.0 + self.delay_ns);
         let was_empty = self.in_transit.is_empty();
-        self.in_transit.push_back((arrival, pkt));
+        // The queueing delay is recorded when the packet is delivered.
+        self.in_transit.push_back(InTransit { arrival, qdelay_ns: start.0 - now.0, pkt });
         Ok(if was_empty { Some(arrival) } else { None })
     }
 
@@ -177,25 +248,18 @@ impl Link {
 
     /// Time at which the head of the in-transit line arrives, if any.
     pub fn head_arrival(&self) -> Option<Time> {
-        self.in_transit.front().map(|(t, _)| *t)
+        self.in_transit.front().map(|p| p.arrival)
     }
 
     /// Removes the head packet (its arrival time must be `now`) and records its departure statistics.
+    #[inline]
     pub fn deliver_head(&mut self, now: Time, in_window: bool) -> Packet {
-        let (t, pkt) = self.in_transit.pop_front().expect("delivery event with an empty link");
-        debug_assert_eq!(t, now);
-        let tx = self.tx_time(pkt.wire_bytes);
-        let depart_end = Time(now.0 - self.delay.as_nanos() as u64);
-        let start = Time(depart_end.0 - tx.as_nanos() as u64);
-        let qdelay = start.0.saturating_sub(pkt.enqueued_at.0);
-        for c in [&mut self.interval].into_iter().chain(if in_window { Some(&mut self.window) } else { None }) {
-            c.departures += 1;
-            c.tx_bytes += pkt.wire_bytes as u64;
-            c.qdelay_sum_ns += qdelay as u128;
-            c.qdelay_max_ns = c.qdelay_max_ns.max(qdelay);
-        }
+        let InTransit { arrival, qdelay_ns, pkt } = self.in_transit.pop_front().expect("delivery event with an empty link");
+        debug_assert_eq!(arrival, now);
+        self.interval.departure(pkt.wire_bytes, qdelay_ns);
         if in_window {
-            self.qdelay_hist.record(qdelay);
+            self.window.departure(pkt.wire_bytes, qdelay_ns);
+            self.qdelay_hist.record(qdelay_ns);
         }
         pkt
     }
@@ -207,7 +271,7 @@ impl Link {
 
     /// Packets admitted but not yet delivered at the far end (queued, on the wire, propagating).
     pub fn packets_inside(&self) -> impl Iterator<Item = &Packet> {
-        self.in_transit.iter().map(|(_, p)| p)
+        self.in_transit.iter().map(|p| &p.pkt)
     }
 
     /// Test hook for the conservation check: silently loses the most recently admitted packet.
@@ -217,5 +281,30 @@ impl Link {
             return false; // keep the head, whose delivery event is scheduled
         }
         self.in_transit.pop_back().is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_time_is_the_128_bit_formula_for_every_size_and_rate() {
+        let mut rng = Rng::new(9, 1);
+        let mut rates: Vec<u64> = vec![1, 3, 7, 1_000, 56_000, 1_544_000, 7_000_000, 10_000_000, 20_000_000, 100_000_000];
+        rates.extend([155_520_000, 622_080_000, 999_999_999, 1_000_000_000, 2_500_000_000, 3_000_000_007]);
+        rates.extend([8_000_000_000, 10_000_000_000, 40_000_000_000, 100_000_000_000, 400_000_000_000, u64::MAX]);
+        rates.extend((0..200).map(|_| 1 + rng.next_u64() % 200_000_000_000));
+        let mut sizes: Vec<u32> = (0..=2_000).collect();
+        sizes.extend([9_000, 65_535, 65_536, 1 << 20, 1 << 26, 1 << 31, u32::MAX - 1, u32::MAX]);
+        sizes.extend((0..200).map(|_| rng.next_u64() as u32));
+        for &rate in &rates {
+            let tx = TxTime::new(rate);
+            for &b in &sizes {
+                assert_eq!(tx.ns(b), TxTime::by_division(b, rate), "{b} bytes at {rate} bit/s");
+            }
+        }
+        assert_eq!(TxTime::new(1_000_000_000).ns(1500), 12_000);
+        assert_eq!(TxTime::new(7_000_000).ns(1500), 1_714_286); // 1,714,285.7 rounded up
     }
 }

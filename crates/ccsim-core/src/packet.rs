@@ -28,8 +28,6 @@ pub struct Packet {
     pub seq: u64,
     /// Data: send time. ACK: send time of the data segment that caused this ACK (timestamp echo).
     pub tx_time: Time,
-    /// When the packet entered the current link's queue (for queueing delay).
-    pub enqueued_at: Time,
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
 }
 
@@ -45,7 +43,6 @@ impl Packet {
             len,
             seq,
             tx_time: now,
-            enqueued_at: now,
             sack: [(0, 0); MAX_SACK_BLOCKS],
         }
     }

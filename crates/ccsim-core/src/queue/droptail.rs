@@ -12,6 +12,7 @@ pub struct DropTail {
 }
 
 impl QueueDiscipline for DropTail {
+    #[inline]
     fn admit(&mut self, _now: Time, bytes: u64, q: QueueState, _rng: &mut Rng) -> bool {
         self.limit_pkts.map_or(true, |l| q.pkts < l) && self.limit_bytes.map_or(true, |l| q.bytes + bytes <= l)
     }

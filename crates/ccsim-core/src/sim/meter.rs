@@ -16,7 +16,6 @@ use ccsim_cc::Time;
 
 use crate::error::SimError;
 use crate::link::Link;
-use crate::packet::Packet;
 use crate::sim::flow::Flow;
 use crate::tcp::Sender;
 
@@ -33,7 +32,7 @@ pub const FLOW_BYTES: f64 = (size_of::<Flow>() + size_of::<Sender>()) as f64 + F
 /// The allocations of one flow, as measured (see `FLOW_BYTES`).
 const FLOW_HEAP_BYTES: f64 = 5_120.0;
 /// A packet a link holds: its in-transit entry and its waiting entry.
-pub const HELD_PACKET_BYTES: f64 = (size_of::<(Time, Packet)>() + size_of::<(Time, u32)>()) as f64;
+pub const HELD_PACKET_BYTES: f64 = Link::HELD_PACKET_BYTES as f64;
 
 /// How much memory the run may take as it grows, as the front end sets it.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -140,8 +140,7 @@ impl Simulation {
             return Err(e.clone());
         }
         let t = t.min(self.end);
-        while self.events.peek_time().is_some_and(|next| next <= t) {
-            let (time, event) = self.events.pop().expect("peeked");
+        while let Some((time, event)) = self.events.pop_until(t) {
             self.now = time;
             self.recorder.stats.events += 1;
             if let Err(e) = self.meter.count_event(self.now, self.recorder.stats.events) {

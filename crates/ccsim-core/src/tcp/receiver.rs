@@ -181,7 +181,6 @@ impl Receiver {
             len: 0,
             seq: self.rcv_nxt,
             tx_time: self.echo.0,
-            enqueued_at: Time::ZERO,
             sack,
         }
     }
