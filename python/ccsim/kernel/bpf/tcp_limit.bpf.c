@@ -30,6 +30,7 @@
 #include "ccsim_cc.h"
 #include "reno_increase.h"
 #include "tcp_limit_fixed.h"
+#include "ack_accounting.h"
 
 #define CC_METRIC_NAMES "re_bytes_per_s/65536,re_sample_bytes_per_s/65536,re_valid,be_bytes_per_s/65536," \
 	"nl_bytes_per_s/65536,rtt_min_ms/1000,cwe_re_bytes/65536,limit_bytes/65536,v_cwnd_bytes/65536,"       \
@@ -95,27 +96,6 @@ struct cc_state {
 	__u8 flags;
 	struct re_entry ring[TL_RE_RING];
 };
-
-/* Rust AckAccounting::count (Linux westwood_acked_count). */
-static __always_inline __u64 acked_count(struct cc_state *s, __u64 bytes_acked, __u64 mss)
-{
-	__u64 cumul = bytes_acked;
-
-	if (cumul == 0) {
-		s->accounted = (__u32)cc_min((__u64)s->accounted + mss, 0xffffffffULL);
-		cumul = mss;
-	}
-	if (cumul > mss) {
-		if (s->accounted >= cumul) {
-			s->accounted -= (__u32)cumul;
-			cumul = mss;
-		} else {
-			cumul -= s->accounted;
-			s->accounted = 0;
-		}
-	}
-	return cumul;
-}
 
 /* ---- RE: Rust WindowedRate, exact filter -------------------------------------------------- */
 
@@ -318,7 +298,7 @@ static __always_inline void observe(struct cc_state *s, const struct cc_ack *ack
 		s->rtt_min_us = rtt;
 	if (min_rtt && (!s->rtt_min_us || min_rtt < s->rtt_min_us))
 		s->rtt_min_us = min_rtt;
-	delivered = acked_count(s, ack->bytes_acked, mss);
+	delivered = acked_count(&s->accounted, ack->bytes_acked, mss);
 	if (s->rtt_min_us) {
 		__u32 t = param_re_window_ms__us ? (__u32)param_re_window_ms__us
 						 : (__u32)cc_mul_q32(s->rtt_min_us, param_re_window_rtts__q32);

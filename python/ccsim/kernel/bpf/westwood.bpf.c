@@ -20,6 +20,7 @@
 #include "ccsim_cc.h"
 #include "reno_increase.h"
 #include "westwood_filter.h"
+#include "ack_accounting.h"
 
 #define CC_METRIC_NAMES "bw_est_bytes_per_s/65536,bw_ns_est_bytes_per_s/65536,bw_last_sample_bytes_per_s/65536," \
 	"bw_samples,bw_window_bytes,rtt_min_ms/1000,bwe_rttmin_bytes,abc_bytes_acked,fast_retransmits,timeouts"
@@ -49,27 +50,6 @@ struct cc_state {
 	__u8 flags;
 };
 
-/* Rust AckAccounting::count (Linux westwood_acked_count). */
-static __always_inline __u64 acked_count(struct cc_state *s, __u64 bytes_acked, __u64 mss)
-{
-	__u64 cumul = bytes_acked;
-
-	if (cumul == 0) {
-		s->accounted = (__u32)cc_min((__u64)s->accounted + mss, 0xffffffffULL);
-		cumul = mss;
-	}
-	if (cumul > mss) {
-		if (s->accounted >= cumul) {
-			s->accounted -= (__u32)cumul;
-			cumul = mss;
-		} else {
-			cumul -= s->accounted;
-			s->accounted = 0;
-		}
-	}
-	return cumul;
-}
-
 /* Rust WestwoodPlusBw::on_ack: RTT bookkeeping, window closing (Linux westwood_update_window), then
  * the byte accounting; the ACK that closes a window counts in the next one. */
 static __always_inline void observe(struct cc_state *s, const struct cc_ack *ack, __u64 mss)
@@ -96,7 +76,7 @@ static __always_inline void observe(struct cc_state *s, const struct cc_ack *ack
 			s->win_start = now;
 		}
 	}
-	s->bk = (__u32)cc_min((__u64)s->bk + acked_count(s, ack->bytes_acked, mss), 0xffffffffULL);
+	s->bk = (__u32)cc_min((__u64)s->bk + acked_count(&s->accounted, ack->bytes_acked, mss), 0xffffffffULL);
 }
 
 static __always_inline __u64 bw_rttmin(const struct cc_state *s, __u64 mss)
