@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ccsim.experiments.helpers import pyplot
-from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Claim, Experiment, register
 from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
@@ -105,11 +104,7 @@ def homogeneous_figures(title: str, bin_s: float = 4.0):
         axes[0][0].set_ylabel(f"goodput, {bin_s:g} s averages (Mbit/s)")
         axes[0][0].legend(fontsize=7)
         fig.suptitle(title, fontsize=10)
-        fig.tight_layout()
-        path = out_dir / "sharing.png"
-        fig.savefig(path)
-        plt.close(fig)
-        return [path]
+        return save_figure(fig, out_dir, "sharing.png")
 
     return draw
 
@@ -226,11 +221,7 @@ def coexistence_figures(title: str, bin_s: float):
         axes[0].set_ylabel(f"goodput, {bin_s:g} s averages (Mbit/s)")
         axes[0].legend(fontsize=7)
         fig.suptitle(title, fontsize=10)
-        fig.tight_layout()
-        path = out_dir / "coexistence.png"
-        fig.savefig(path)
-        plt.close(fig)
-        return [path]
+        return save_figure(fig, out_dir, "coexistence.png")
 
     return draw
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from ccsim.errors import CcsimError
 from ccsim.scenario import Scenario
 
-__all__ = ["scenario_with", "rows_at", "pyplot"]
+__all__ = ["scenario_with", "rows_at", "pyplot", "save_figure"]
 
 _STEP = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 
@@ -64,3 +65,13 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt  # lazy: as above
 
     return plt
+
+
+def save_figure(fig: Any, out_dir: Path, filename: str) -> list[Path]:
+    """Lays out ``fig``, writes it to ``out_dir / filename``, closes it, and returns the one path
+    (what an experiment's ``draw_figures`` returns for a single figure)."""
+    fig.tight_layout()
+    path = out_dir / filename
+    fig.savefig(path)
+    pyplot().close(fig)
+    return [path]

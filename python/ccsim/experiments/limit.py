@@ -26,7 +26,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from ccsim.experiments.helpers import pyplot, rows_at
+from ccsim.experiments.helpers import pyplot, rows_at, save_figure
 from ccsim.experiments.registry import Claim, Experiment, register
 from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
@@ -101,11 +101,7 @@ def fig3_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[0][0].set_ylabel("cwnd (packets)")
     axes[0][0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 3: random loss from 15 s, with and without Faster Recovery", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "cwnd_loss.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "cwnd_loss.png")
 
 
 def _after(sweep: Any, variant: str, p: float) -> np.ndarray:
@@ -220,11 +216,7 @@ def backlog_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("bottleneck queue (packets)")
     ax.set_title("TCP Limit backlog bound, 10 Mbit/s, 100 ms, 83-packet queue")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out_dir / "backlog.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "backlog.png")
 
 
 def backlog_ours(n: int):
@@ -320,11 +312,7 @@ def fig1_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[0].set_ylabel("packets")
     axes[0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 1: 5 Mbit/s, 60 ms, 1 Mbit/s CBR until 8 s", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "cwnd_re.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "cwnd_re.png")
 
 
 def _first_hold(t) -> float:
@@ -431,11 +419,7 @@ def fig2_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[1].set_xlabel("time (s)")
     axes[0].legend(fontsize=7, ncol=3)
     fig.suptitle("TCP Limit Fig. 2: 10 Mbit/s, 50 ms, CBR in [15 s, 35 s] (linux profile)", fontsize=9)
-    fig.tight_layout()
-    path = out_dir / "forced_decrease.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "forced_decrease.png")
 
 
 register(Experiment(
@@ -511,11 +495,7 @@ def fig4_figures(sweep: Any, out_dir: Path) -> list[Path]:
     a2.set_ylabel("Jain index (second half)")
     a2.legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 4: two flows, 10 Mbit/s, 100 ms (linux profile)", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "fairness.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "fairness.png")
 
 
 def _jain_text(sweep: Any, algo: str) -> str:
@@ -614,11 +594,7 @@ def fig6_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[0][0].set_ylabel("VoIP one-way delay (ms)")
     axes[0][0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 6: VoIP beside one TCP flow, 10 Mbit/s, 100 ms, 1 Mbit/s VoIP aggregate", fontsize=9)
-    fig.tight_layout()
-    path = out_dir / "voip_delay.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "voip_delay.png")
 
 
 def _per_cbr(sweep: Any, column: str, digits: int = 0) -> str:
@@ -684,11 +660,7 @@ def fig7_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("VoIP one-way delay (ms)")
     ax.set_title("TCP Limit Fig. 7: VoIP delay beside one TCP flow, 10 Mbit/s (ns-2 profile)", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out_dir / "voip_vs_delay.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "voip_vs_delay.png")
 
 
 def _fig7_cmp(sweep: Any, column: str) -> tuple[str, bool]:
@@ -805,11 +777,7 @@ def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[1].set_yscale("log")
     axes[0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 8: 5 FTP flows each way + voice, video, web (ns-2 profile, 100 ms RTT)", fontsize=9)
-    fig.tight_layout()
-    path = out_dir / "capacity_sweep.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return [path]
+    return save_figure(fig, out_dir, "capacity_sweep.png")
 
 
 def _fig8_cmp(sweep: Any, column: str) -> Any:
