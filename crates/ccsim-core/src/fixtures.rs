@@ -5,6 +5,8 @@
 
 use serde_json::{json, Value};
 
+use crate::scenario::TcpConfig;
+
 /// The front end's `freebsd9` TCP settings (`python/ccsim/profiles.py`), written out.
 pub fn tcp_freebsd9() -> Value {
     json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "initial_ssthresh": {"kind": "unlimited"},
@@ -15,6 +17,13 @@ pub fn tcp_freebsd9() -> Value {
            "ssthresh_whole_packets": false, "sack_recovery": "rfc6675", "slow_start_rule": "freebsd",
            "recovery_window": "rfc6675", "delayed_ack_rule": "rfc5681", "loss_detection": "dupack",
            "partial_ack_rto": "every", "send_jitter_ns": 125_000u64})
+}
+
+/// The same settings as the engine's `TcpConfig`, without send jitter: for tests that drive a
+/// `Sender` directly, with no host between it and the network.
+pub fn tcp_config() -> TcpConfig {
+    let config: TcpConfig = serde_json::from_value(tcp_freebsd9()).expect("the fixture follows the resolved format");
+    TcpConfig { send_jitter_ns: 0, ..config }
 }
 
 /// A NewReno bulk transfer's `traffic`.

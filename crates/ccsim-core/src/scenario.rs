@@ -784,37 +784,3 @@ fn check_queue(field: &str, queue: &QueueSpec) -> Result<(), SimError> {
     Ok(())
 }
 
-#[cfg(test)]
-impl TcpConfig {
-    /// A complete setting for unit tests (the defaults users get live in the front end).
-    pub fn for_tests() -> TcpConfig {
-        TcpConfig {
-            mss_bytes: 1448,
-            header_bytes: 52,
-            initial_window_pkts: 3,
-            initial_ssthresh: InitialSsthresh::Unlimited,
-            sack: true,
-            delayed_ack: true,
-            delayed_ack_timeout_ns: 100_000_000,
-            abc_limit: 2,
-            min_rto_ns: 200_000_000,
-            initial_rto_ns: 1_000_000_000,
-            max_rto_ns: 60_000_000_000,
-            rwnd_bytes: 64 << 20,
-            dupack_threshold: 3,
-            limited_transmit: true,
-            profile: "freebsd9".to_string(),
-            rto_estimator: RtoEstimator::Rfc6298,
-            timer_granularity_ns: 1_000_000,
-            max_burst_pkts: 0,
-            ssthresh_whole_packets: false,
-            sack_recovery: SackRecovery::Rfc6675,
-            slow_start_rule: SlowStartRule::Freebsd,
-            recovery_window: RecoveryWindow::Rfc6675,
-            delayed_ack_rule: DelayedAckRule::Rfc5681,
-            loss_detection: LossDetection::Dupack,
-            partial_ack_rto: PartialAckRto::Every,
-            send_jitter_ns: 0,
-        }
-    }
-}

@@ -4,9 +4,7 @@
 
 use ccsim_cc::{ParamMap, Rng, Time};
 use ccsim_core::packet::{Packet, PacketKind};
-use ccsim_core::scenario::{
-    DelayedAckRule, InitialSsthresh, LossDetection, PartialAckRto, RecoveryWindow, RtoEstimator, SackRecovery, SlowStartRule, TcpConfig,
-};
+use ccsim_core::scenario::{InitialSsthresh, TcpConfig};
 use ccsim_core::tcp::Sender;
 
 const MSS: u64 = 1000;
@@ -18,28 +16,9 @@ fn cfg(initial_ssthresh: InitialSsthresh) -> TcpConfig {
         header_bytes: 40,
         initial_window_pkts: 4,
         initial_ssthresh,
-        sack: true,
         delayed_ack: false,
-        delayed_ack_timeout_ns: 100_000_000,
         abc_limit: 0,
-        min_rto_ns: 200_000_000,
-        initial_rto_ns: 1_000_000_000,
-        max_rto_ns: 60_000_000_000,
-        rwnd_bytes: 64 << 20,
-        dupack_threshold: 3,
-        limited_transmit: true,
-        profile: "freebsd9".to_string(),
-        rto_estimator: RtoEstimator::Rfc6298,
-        timer_granularity_ns: 1_000_000,
-        max_burst_pkts: 0,
-        ssthresh_whole_packets: false,
-        sack_recovery: SackRecovery::Rfc6675,
-        slow_start_rule: SlowStartRule::Freebsd,
-        recovery_window: RecoveryWindow::Rfc6675,
-        delayed_ack_rule: DelayedAckRule::Rfc5681,
-        loss_detection: LossDetection::Dupack,
-        partial_ack_rto: PartialAckRto::Every,
-        send_jitter_ns: 0,
+        ..ccsim_core::fixtures::tcp_config()
     }
 }
 

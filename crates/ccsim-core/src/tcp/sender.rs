@@ -1029,7 +1029,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn cfg(sack: bool) -> TcpConfig {
-        TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack, ..TcpConfig::for_tests() }
+        TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack, ..crate::fixtures::tcp_config() }
     }
 
     fn sender(sack: bool) -> (Sender, Vec<Packet>) {

@@ -11,7 +11,7 @@ use crate::scenario::{RtoEstimator, TcpConfig};
 const MSS: u64 = 1000;
 
 fn cfg() -> TcpConfig {
-    TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack: false, ..TcpConfig::for_tests() }
+    TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack: false, ..crate::fixtures::tcp_config() }
 }
 
 fn start(c: &TcpConfig) -> (Sender, Vec<Packet>) {

@@ -42,7 +42,7 @@ mod tests {
 
     #[test]
     fn each_setting_gives_its_threshold() {
-        let cfg = |initial_ssthresh| TcpConfig { mss_bytes: 1000, initial_window_pkts: 4, initial_ssthresh, ..TcpConfig::for_tests() };
+        let cfg = |initial_ssthresh| TcpConfig { mss_bytes: 1000, initial_window_pkts: 4, initial_ssthresh, ..crate::fixtures::tcp_config() };
         let w = |s| {
             let w = initial_window(&cfg(s));
             (w.cwnd_bytes, w.ssthresh_bytes)
