@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Experiment, register
 from ccsim.experiments.text_claims import text_claim
 from ccsim.sweep import SweepPlan
@@ -129,10 +130,7 @@ def _ci_table(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def _draw_ratio(table: pd.DataFrame, out: Path, xlabel: str, ylabel: str, title: str, filename: str) -> Path:
-    import matplotlib  # lazy: start-up time (matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for pair, g in table.groupby("pair"):
@@ -142,11 +140,7 @@ def _draw_ratio(table: pd.DataFrame, out: Path, xlabel: str, ylabel: str, title:
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / filename
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out, filename, dpi=90)
 
 
 def draw_fig6(sweep: Any, out_dir: Path) -> list[Path]:
@@ -256,10 +250,7 @@ def fig17_table(sweep: Any, beta: float = 0.6, late: bool = False, rwnd20: bool 
 
 
 def draw_fig17(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib  # lazy: start-up time (matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+    plt = pyplot()
 
     fig17_runs(sweep).groupby(["rwnd20", "late", "beta", "n"])["jain_index"].agg(["mean", "std", "count"]).reset_index().to_csv(
         out_dir / "fig17_jain.csv", index=False, float_format="%.4g")
@@ -484,10 +475,7 @@ def fig20_means(sweep: Any) -> pd.DataFrame:
 
 
 def draw_fig20(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib  # lazy: start-up time (matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+    plt = pyplot()
 
     import ccsim  # lazy: the window time series comes from one run (the sweep keeps summaries only)
     from ccsim.scenario import Scenario  # lazy: as above

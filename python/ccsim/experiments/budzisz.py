@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Experiment, register
 from ccsim.experiments.text_claims import text_claim
 from ccsim.sweep import SweepPlan
@@ -168,10 +169,7 @@ def run_table(sweep: Any) -> pd.DataFrame:
 
 
 def draw_throughput(sweep: Any, out_dir: Path, variants: list[str], filename: str, title: str) -> Path:
-    import matplotlib  # lazy: start-up time (matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+    plt = pyplot()
 
     t = run_table(sweep)
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -193,18 +191,11 @@ def draw_throughput(sweep: Any, out_dir: Path, variants: list[str], filename: st
     ax.set_ylabel("mean per-flow goodput (Mbit/s)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out_dir / filename
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, filename, dpi=90)
 
 
 def draw_loss(sweep: Any, out_dir: Path, variants: list[str], filename: str, title: str) -> Path:
-    import matplotlib  # lazy: start-up time (matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+    plt = pyplot()
 
     t = run_table(sweep)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -218,11 +209,7 @@ def draw_loss(sweep: Any, out_dir: Path, variants: list[str], filename: str, tit
     ax.set_yscale("log")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out_dir / filename
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, filename, dpi=90)
 
 
 def write_table(sweep: Any, out_dir: Path) -> Path:

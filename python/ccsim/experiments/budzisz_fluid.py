@@ -20,6 +20,7 @@ import pandas as pd
 
 from ccsim import fluid
 from ccsim.experiments.budzisz import HD_PARAMS, JITTER, MSS_BYTES, RWND, SEED, queue_pkts
+from ccsim.experiments.helpers import pyplot
 from ccsim.experiments.registry import Experiment, register
 from ccsim.experiments.text_claims import text_claim
 from ccsim.sweep import SweepPlan
@@ -75,10 +76,7 @@ def comparison(sweep: Any) -> pd.DataFrame:
 
 
 def draw_figures(sweep: Any, out_dir: Path) -> list[Path]:
-    import matplotlib  # lazy: start-up time (matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+    plt = pyplot()
 
     t = comparison(sweep)
     t.to_csv(out_dir / "fluid_vs_packet.csv", index=False, float_format="%.4g")

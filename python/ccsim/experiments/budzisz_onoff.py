@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ccsim.experiments.budzisz import HD_PARAMS, JITTER, MPERT_PARAMS, MSS_BYTES, RWND, SEED, queue_pkts
+from ccsim.experiments.helpers import pyplot
 from ccsim.experiments.registry import Experiment, register
 from ccsim.experiments.text_claims import text_claim
 from ccsim.sweep import SweepPlan
@@ -101,10 +102,7 @@ def _value(sweep: Any, variant: str, period: str, column: str) -> float:
 
 
 def draw(sweep: Any, out_dir: Path, algorithm: str, variants: list[tuple[str, dict[str, Any]]], filename: str, title: str) -> list[Path]:
-    import matplotlib  # lazy: start-up time (matplotlib)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: start-up time (matplotlib)
+    plt = pyplot()
 
     import ccsim  # lazy: the time series come from one run per variant (the sweep keeps summaries only)
     from ccsim.scenario import Scenario  # lazy: as above

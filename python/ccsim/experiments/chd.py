@@ -104,7 +104,7 @@ def homogeneous_figures(title: str, bin_s: float = 4.0):
         axes[0][0].set_ylabel(f"goodput, {bin_s:g} s averages (Mbit/s)")
         axes[0][0].legend(fontsize=7)
         fig.suptitle(title, fontsize=10)
-        return save_figure(fig, out_dir, "sharing.png")
+        return [save_figure(fig, out_dir, "sharing.png")]
 
     return draw
 
@@ -221,7 +221,7 @@ def coexistence_figures(title: str, bin_s: float):
         axes[0].set_ylabel(f"goodput, {bin_s:g} s averages (Mbit/s)")
         axes[0].legend(fontsize=7)
         fig.suptitle(title, fontsize=10)
-        return save_figure(fig, out_dir, "coexistence.png")
+        return [save_figure(fig, out_dir, "coexistence.png")]
 
     return draw
 

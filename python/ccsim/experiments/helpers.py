@@ -67,11 +67,11 @@ def pyplot() -> Any:
     return plt
 
 
-def save_figure(fig: Any, out_dir: Path, filename: str) -> list[Path]:
-    """Lays out ``fig``, writes it to ``out_dir / filename``, closes it, and returns the one path
-    (what an experiment's ``draw_figures`` returns for a single figure)."""
+def save_figure(fig: Any, out_dir: Path, filename: str, dpi: float | None = None) -> Path:
+    """Lays out ``fig``, writes it to ``out_dir / filename`` (at ``dpi``, matplotlib's default when
+    None), closes it, and returns the path."""
     fig.tight_layout()
     path = out_dir / filename
-    fig.savefig(path)
+    fig.savefig(path, dpi=dpi)
     pyplot().close(fig)
-    return [path]
+    return path

@@ -93,7 +93,7 @@ def fig3_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylim(100, 210)
     ax.set_title("Leith Fig. 3: RTTmin configured to 200 ms ratchets down")
     ax.legend(fontsize=8)
-    return save_figure(fig, out_dir, "rtt_min.png")
+    return [save_figure(fig, out_dir, "rtt_min.png")]
 
 
 def _within(value: float, target: float, rel: float) -> bool:
@@ -185,7 +185,7 @@ def fig4_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("RTTmin estimate (ms)")
     ax.set_title("Leith Fig. 4: RTTmin of each flow (init U[120, 240] ms, delta 0.75)", fontsize=10)
     ax.legend(fontsize=6, ncol=2)
-    return save_figure(fig, out_dir, "rtt_min_flows.png")
+    return [save_figure(fig, out_dir, "rtt_min_flows.png")]
 
 
 def _fig4_finals(sweep: Any) -> dict[int, float]:
@@ -317,7 +317,7 @@ def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle("Leith Fig. 8: two flows, slow start off, 250 ms RTT and buffering", fontsize=10)
-    return save_figure(fig, out_dir, "cwnd.png")
+    return [save_figure(fig, out_dir, "cwnd.png")]
 
 
 def _backoff_betas(r: Any) -> np.ndarray:
@@ -416,7 +416,7 @@ def fig2_figures(sweep: Any, out_dir: Path) -> list[Path]:
     a2.set_ylabel("queue (packets)")
     a2.set_xlabel("time (s)")
     a1.set_title("Leith Fig. 2: one flow, 50 Mbit/s, 120 ms, 400-packet queue, tau0 20 ms", fontsize=10)
-    return save_figure(fig, out_dir, "cwnd_queue.png")
+    return [save_figure(fig, out_dir, "cwnd_queue.png")]
 
 
 def _fig2_run(sweep: Any):
@@ -535,7 +535,7 @@ def table1_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("congestion epoch (s)")
     ax.set_title("Leith Table I: H-TCP congestion epoch vs window", fontsize=10)
     ax.legend(fontsize=7)
-    return save_figure(fig, out_dir, "epochs.png")
+    return [save_figure(fig, out_dir, "epochs.png")]
 
 
 def table1_sim_ours(sweep: Any) -> str:
@@ -657,7 +657,7 @@ def fig6_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("gamma (eq. 5)")
     fig.colorbar(im, ax=ax, label="delay flow goodput / fair share")
     ax.set_title("Leith Fig. 6: 1 delay flow vs 3 NewReno, 10 Mbit/s, 100 ms", fontsize=10)
-    return save_figure(fig, out_dir, "delay_share.png")
+    return [save_figure(fig, out_dir, "delay_share.png")]
 
 
 def _fig6_basic(sweep: Any) -> float:
@@ -762,7 +762,7 @@ def fig5_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("cwnd (packets)")
     ax.set_title(f"Leith Fig. 5: modified AIMD (gamma 0.5, Delta0 {FIG5_DELTA0_MS / 1000:g} s) beside 3 NewReno", fontsize=9)
     ax.legend(fontsize=7)
-    return save_figure(fig, out_dir, "cwnd.png")
+    return [save_figure(fig, out_dir, "cwnd.png")]
 
 
 def _fig5_flat_share(sweep: Any) -> float:
@@ -849,7 +849,7 @@ def fig7_figures(sweep: Any, out_dir: Path) -> list[Path]:
     a2.set_ylabel("mean RTT: 250 ms + queueing (ms)")
     a1.legend(fontsize=7)
     fig.suptitle("Leith Fig. 7: 500 Mbit/s, 250 ms RTT, BDP of buffering", fontsize=10)
-    return save_figure(fig, out_dir, "knee.png")
+    return [save_figure(fig, out_dir, "knee.png")]
 
 
 def _fig7_delay(sweep: Any) -> Any:

@@ -101,7 +101,7 @@ def fig3_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[0][0].set_ylabel("cwnd (packets)")
     axes[0][0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 3: random loss from 15 s, with and without Faster Recovery", fontsize=10)
-    return save_figure(fig, out_dir, "cwnd_loss.png")
+    return [save_figure(fig, out_dir, "cwnd_loss.png")]
 
 
 def _after(sweep: Any, variant: str, p: float) -> np.ndarray:
@@ -216,7 +216,7 @@ def backlog_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("bottleneck queue (packets)")
     ax.set_title("TCP Limit backlog bound, 10 Mbit/s, 100 ms, 83-packet queue")
     ax.legend(fontsize=7)
-    return save_figure(fig, out_dir, "backlog.png")
+    return [save_figure(fig, out_dir, "backlog.png")]
 
 
 def backlog_ours(n: int):
@@ -312,7 +312,7 @@ def fig1_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[0].set_ylabel("packets")
     axes[0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 1: 5 Mbit/s, 60 ms, 1 Mbit/s CBR until 8 s", fontsize=10)
-    return save_figure(fig, out_dir, "cwnd_re.png")
+    return [save_figure(fig, out_dir, "cwnd_re.png")]
 
 
 def _first_hold(t) -> float:
@@ -419,7 +419,7 @@ def fig2_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[1].set_xlabel("time (s)")
     axes[0].legend(fontsize=7, ncol=3)
     fig.suptitle("TCP Limit Fig. 2: 10 Mbit/s, 50 ms, CBR in [15 s, 35 s] (linux profile)", fontsize=9)
-    return save_figure(fig, out_dir, "forced_decrease.png")
+    return [save_figure(fig, out_dir, "forced_decrease.png")]
 
 
 register(Experiment(
@@ -495,7 +495,7 @@ def fig4_figures(sweep: Any, out_dir: Path) -> list[Path]:
     a2.set_ylabel("Jain index (second half)")
     a2.legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 4: two flows, 10 Mbit/s, 100 ms (linux profile)", fontsize=10)
-    return save_figure(fig, out_dir, "fairness.png")
+    return [save_figure(fig, out_dir, "fairness.png")]
 
 
 def _jain_text(sweep: Any, algo: str) -> str:
@@ -594,7 +594,7 @@ def fig6_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[0][0].set_ylabel("VoIP one-way delay (ms)")
     axes[0][0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 6: VoIP beside one TCP flow, 10 Mbit/s, 100 ms, 1 Mbit/s VoIP aggregate", fontsize=9)
-    return save_figure(fig, out_dir, "voip_delay.png")
+    return [save_figure(fig, out_dir, "voip_delay.png")]
 
 
 def _per_cbr(sweep: Any, column: str, digits: int = 0) -> str:
@@ -660,7 +660,7 @@ def fig7_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("VoIP one-way delay (ms)")
     ax.set_title("TCP Limit Fig. 7: VoIP delay beside one TCP flow, 10 Mbit/s (ns-2 profile)", fontsize=9)
     ax.legend(fontsize=7)
-    return save_figure(fig, out_dir, "voip_vs_delay.png")
+    return [save_figure(fig, out_dir, "voip_vs_delay.png")]
 
 
 def _fig7_cmp(sweep: Any, column: str) -> tuple[str, bool]:
@@ -777,7 +777,7 @@ def fig8_figures(sweep: Any, out_dir: Path) -> list[Path]:
     axes[1].set_yscale("log")
     axes[0].legend(fontsize=7)
     fig.suptitle("TCP Limit Fig. 8: 5 FTP flows each way + voice, video, web (ns-2 profile, 100 ms RTT)", fontsize=9)
-    return save_figure(fig, out_dir, "capacity_sweep.png")
+    return [save_figure(fig, out_dir, "capacity_sweep.png")]
 
 
 def _fig8_cmp(sweep: Any, column: str) -> Any:
