@@ -459,10 +459,13 @@ def test_tcp_limit_twin_limits_the_queue_beside_the_simulator(built, tmp_path):
     assert (live["nl_bytes_per_s"] >= live["be_bytes_per_s"] - 1).all()
     vt = live["v_target_bytes"]
     assert ((vt == -1) | (vt > 0)).all()
-    # the rule acts: holds and forced decreases, and keeps the queue short beside the simulator's
+    # the rule acts: holds and forced decreases, and keeps the queue short beside the simulator's. After
+    # the start-up (t >= 4 s): the slow-start overshoot into the 100 ms buffer differs from run to run and
+    # weighs a fifth of a 12 s run's mean (whole-run means 55.8 vs 50.3 ms in one CI run)
     assert live["holding"].max() == 1 and m["forced_decreases"].iloc[-1] >= 1
-    rk, rs = kernel.summary.iloc[0]["rtt_mean_ms"], sim.summary.iloc[0]["rtt_mean_ms"]
-    assert abs(rk - rs) <= 0.10 * rs, f"mean RTT kernel {rk:.1f} vs simulator {rs:.1f} ms"
+    rk, rs = (r.flows.loc[r.flows["time_s"] >= 4.0, "rtt_ms"].mean() for r in (kernel, sim))
+    assert abs(rk - rs) <= 0.10 * rs, f"mean RTT after 4 s kernel {rk:.1f} vs simulator {rs:.1f} ms"
+    assert rk - 40.0 < 15.0, f"TCP Limit holds {rk - 40.0:.1f} ms of queue (NewReno: about 65 of 100 ms)"
 
 
 # -- the newreno twin against the kernel's own reno ---------------------------------------------------
