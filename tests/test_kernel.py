@@ -303,6 +303,18 @@ GOODPUT_TOLERANCE = 0.10
 def _check_goodput(kernel, sim):
     gk, gs = kernel.summary.iloc[0]["goodput_bps"], sim.summary.iloc[0]["goodput_bps"]
     assert abs(gk - gs) <= GOODPUT_TOLERANCE * gs, f"kernel {gk / 1e6:.3f} vs simulator {gs / 1e6:.3f} Mbit/s"
+    _check_acks_received(kernel, sim)
+
+
+def _check_acks_received(kernel, sim):
+    """Both backends' summaries have the same columns, and ``acks_received`` counts the ACKs: with
+    delayed ACKs between one per two segments and one per segment (quick ACKs at the start and
+    after losses), on both sides."""
+    assert list(kernel.summary.columns) == list(sim.summary.columns)
+    for name, r in (("kernel", kernel), ("simulator", sim)):
+        row = r.summary.iloc[0]
+        per_segment = row["acks_received"] / (row["bytes_delivered"] / 1448)
+        assert 0.45 <= per_segment <= 1.0, f"{name}: {per_segment:.3f} ACKs per delivered segment"
 
 
 def test_htcp_twin_follows_the_htcp_law_beside_the_simulator(built, tmp_path):

@@ -149,6 +149,8 @@ def _summaries(m: Measurements, plan: Plan, flows_rows: list[dict[str, Any]], li
             access_delay_ms=plan.access_delay_ns / 1e6,
             goodput_bps=goodput_bytes * 8 / window_s if window_s > 0 else math.nan,
             bytes_delivered=int(final.get("bytes_acked", 0)), data_pkts_sent=sent,
+            # The simulator's connection starts established: the SYN-ACK is not one of its ACKs.
+            acks_received=max(int(final.get("segs_in", 0)) - 1, 0),
             retransmits=sum(r["retransmits"] for r in rows),
             fast_retransmits=None,  # Linux counts recovery episodes only netns-wide
             timeouts=sum(r["timeouts"] for r in rows),
