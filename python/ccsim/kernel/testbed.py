@@ -168,6 +168,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             used, settings = encode_params(f.algorithm, f.params, catalogue, list_globals(built.loader, obj),
                                            f"flows[{f.index}]")
             settings.append(f"tcp_abc_limit={plan.tcp['abc_limit']}")
+            settings.append(f"tcp_slow_start_linux={int(plan.tcp['slow_start_rule'] == 'linux')}")
             m.params_used[f.index] = used
             key = (f.algorithm, json.dumps(settings))
             if key not in registrations:
