@@ -304,6 +304,8 @@ def _check_goodput(kernel, sim):
     gk, gs = kernel.summary.iloc[0]["goodput_bps"], sim.summary.iloc[0]["goodput_bps"]
     assert abs(gk - gs) <= GOODPUT_TOLERANCE * gs, f"kernel {gk / 1e6:.3f} vs simulator {gs / 1e6:.3f} Mbit/s"
     _check_acks_received(kernel, sim)
+    # the linux profile's slow start (cwnd < ssthresh, stopping at ssthresh) reaches the twin
+    assert "tcp_slow_start_linux=1" in kernel.meta["kernel"]["registrations"][0]["settings"]
 
 
 def _check_acks_received(kernel, sim):

@@ -111,19 +111,11 @@ static __always_inline bool cc_in_slow_start(const struct cc_window *w)
 	return tcp_slow_start_linux ? w->cwnd_bytes < w->ssthresh_bytes : w->cwnd_bytes <= w->ssthresh_bytes;
 }
 
-/* One ACK's slow-start growth by `counted` bytes (Rust RenoIncrease::on_ack, slow-start branch).
- * FreeBSD: cwnd += counted. Linux (tcp_slow_start): cwnd = min(cwnd + counted, ssthresh). Returns
- * the part of the count left for congestion avoidance (Linux only; 0 under FreeBSD's rule). */
+/* One ACK's slow-start growth under the stack's rule (cc_slow_start_step in ccsim_fixed.h); returns
+ * the count left for congestion avoidance. */
 static __always_inline __u64 cc_slow_start_grow(struct cc_window *w, __u64 counted)
 {
-	__u64 before = w->cwnd_bytes, grown = w->cwnd_bytes + counted;
-
-	if (!tcp_slow_start_linux) {
-		w->cwnd_bytes = grown;
-		return 0;
-	}
-	w->cwnd_bytes = grown < w->ssthresh_bytes ? grown : w->ssthresh_bytes;
-	return counted - (w->cwnd_bytes - before);
+	return cc_slow_start_step(&w->cwnd_bytes, w->ssthresh_bytes, counted, tcp_slow_start_linux);
 }
 
 static __always_inline void cc_set_cwnd(struct cc_window *w, __u64 bytes)
