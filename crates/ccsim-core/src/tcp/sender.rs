@@ -356,6 +356,16 @@ impl Sender {
         }
     }
 
+    /// When the retransmission timer started at `now` expires (`now + rto()`, without converting
+    /// the RFC 6298 timer's nanoseconds to a `Duration` and back on every ACK).
+    #[inline]
+    fn rto_from(&self, now: Time) -> Time {
+        match &self.ns2_rto {
+            Some(ns2) => now + ns2.rto(),
+            None => Time(now.0.saturating_add(self.rtt.rto_ns())),
+        }
+    }
+
     /// Consecutive expiries of the timer without a valid RTT sample, this one included.
     fn rto_expiries(&self) -> u32 {
         match &self.ns2_rto {
@@ -366,12 +376,12 @@ impl Sender {
 
     fn arm_rto_if_idle(&mut self, now: Time) {
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto());
+            self.rto_deadline = Some(self.rto_from(now));
         }
     }
 
     fn restart_rto(&mut self, now: Time) {
-        self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rto()) } else { None };
+        self.rto_deadline = if self.snd_una < self.snd_max { Some(self.rto_from(now)) } else { None };
     }
 
     /// ns-2 `maxburst_`: `try_send` has sent all this event may send.
@@ -567,7 +577,7 @@ impl Sender {
         if let Some(ns2) = &mut self.ns2_rto {
             ns2.cancel_timing(); // ns-2 also stops timing the segment in flight
         }
-        self.rto_deadline = Some(now + self.rto());
+        self.rto_deadline = Some(self.rto_from(now));
         if self.sack && self.ns2_sack1_recovery {
             let outstanding_pkts = self.flight_size().div_ceil(self.mss);
             self.ns2_sack1 = Some(Ns2Sack1::enter(outstanding_pkts, self.dupthresh));
@@ -850,7 +860,7 @@ impl Sender {
             tlp.probe_sent(self.snd_max, !new_data);
         }
         self.stats.loss_probes += 1;
-        self.rto_deadline = Some(now + self.rto());
+        self.rto_deadline = Some(self.rto_from(now));
     }
 
     /// RACK's reordering timer fired (Linux `tcp_rack_reo_timeout`): mark what is now overdue, start
@@ -955,7 +965,7 @@ impl Sender {
         }
         self.high_rxt = self.snd_una;
         self.snd_nxt = self.snd_una;
-        self.rto_deadline = Some(now + self.rto());
+        self.rto_deadline = Some(self.rto_from(now));
         self.try_send(now, out);
     }
 
@@ -968,7 +978,7 @@ impl Sender {
     pub fn srtt(&self) -> Option<Duration> {
         match &self.ns2_rto {
             Some(ns2) => ns2.srtt(),
-            None => self.rtt.srtt,
+            None => self.rtt.srtt(),
         }
     }
 
@@ -1274,10 +1284,10 @@ mod tests {
         let backed_off = s.rtt.rto();
         assert_eq!(backed_off, Duration::from_secs(2), "initial 1 s RTO doubled");
         s.on_ack(at(1040), &ack(MSS, 1000, true), &mut out);
-        assert_eq!(s.rtt.srtt, None, "the echoed segment was a retransmission: no sample");
+        assert_eq!(s.rtt.srtt(), None, "the echoed segment was a retransmission: no sample");
         assert_eq!(s.rtt.rto(), backed_off, "backoff kept until a valid sample (RFC 6298 5.7)");
         s.on_ack(at(1100), &ack(3 * MSS, 1060, false), &mut out);
-        assert_eq!(s.rtt.srtt, Some(Duration::from_millis(40)));
+        assert_eq!(s.rtt.srtt(), Some(Duration::from_millis(40)));
         assert_eq!(s.rtt.rto(), Duration::from_millis(200), "40 + 4*20 = 120 -> min RTO 200 ms");
     }
 
