@@ -27,9 +27,12 @@ pub struct RttEstimator {
     granularity_ns: u64,
     /// Number of consecutive expiries without a fresh sample; the timer runs at rto * 2^backoff.
     pub backoff: u32,
-    pub latest: Option<Duration>,
+    /// Lifetime minimum and maximum sample (read on every ACK, changed by few); their nanoseconds
+    /// are what each new sample is compared with.
     pub min: Option<Duration>,
     pub max: Option<Duration>,
+    min_ns: u64,
+    max_ns: u64,
     /// Linux's estimator state, when `rto_estimator = "linux"`.
     linux: Option<LinuxRto>,
 }
@@ -50,9 +53,10 @@ impl RttEstimator {
             max_rto_ns: ns(max_rto),
             granularity_ns: 1_000_000,
             backoff: 0,
-            latest: None,
             min: None,
             max: None,
+            min_ns: u64::MAX,
+            max_ns: 0,
             linux: None,
         }
     }
@@ -77,11 +81,18 @@ impl RttEstimator {
         Duration::from_nanos(self.rttvar_ns)
     }
 
-    /// Records a raw sample for the algorithms (min/max/latest) without touching the RTO estimator.
+    /// Records a raw sample for the algorithms (lifetime min/max) without touching the RTO estimator.
+    #[inline]
     pub fn observe(&mut self, r: Duration) {
-        self.latest = Some(r);
-        self.min = Some(self.min.map_or(r, |m| m.min(r)));
-        self.max = Some(self.max.map_or(r, |m| m.max(r)));
+        let n = ns(r);
+        if self.min.is_none() || n < self.min_ns {
+            self.min_ns = n;
+            self.min = Some(r);
+        }
+        if self.max.is_none() || n > self.max_ns {
+            self.max_ns = n;
+            self.max = Some(r);
+        }
     }
 
     /// RFC 6298 section 2.2/2.3: folds a valid sample into SRTT/RTTVAR, recomputes RTO and, since

@@ -93,8 +93,9 @@ struct Round {
     index: u64,
     started: Time,
     delivered_at_start: u64,
-    max_rtt: Option<Duration>,
-    min_rtt: Option<Duration>,
+    /// The round's largest and smallest RTT sample, in nanoseconds (compared on every ACK).
+    max_rtt_ns: Option<u64>,
+    min_rtt_ns: Option<u64>,
 }
 
 pub struct Sender {
@@ -396,6 +397,7 @@ impl Sender {
         ssthresh
     }
 
+    #[inline]
     fn send_segment(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
         let len = self.seg_len(seq);
         debug_assert!(len > 0);
@@ -640,8 +642,9 @@ impl Sender {
         if let Some(r) = rtt_sample {
             self.rtt.observe(r);
             self.latest_rtt = Some(r);
-            self.round.max_rtt = Some(self.round.max_rtt.map_or(r, |m| m.max(r)));
-            self.round.min_rtt = Some(self.round.min_rtt.map_or(r, |m| m.min(r)));
+            let n = r.as_nanos() as u64;
+            self.round.max_rtt_ns = Some(self.round.max_rtt_ns.map_or(n, |m| m.max(n)));
+            self.round.min_rtt_ns = Some(self.round.min_rtt_ns.map_or(n, |m| m.min(n)));
         }
         let was_in_recovery = self.in_fast_recovery;
         let is_dupack = newly_acked == 0 && self.snd_max > self.snd_una;
@@ -724,16 +727,16 @@ impl Sender {
         }
         // RACK: loss detection on this ACK, and recovery once a segment is marked lost (Linux
         // tcp_identify_packet_loss, tcp_time_to_recover "the loss is proven").
-        let cx = self.rack_context(now);
-        let newly_lost = match &mut self.rack {
-            Some(rack) => {
+        let cx = if self.rack.is_some() { Some(self.rack_context(now)) } else { None };
+        let newly_lost = match (&mut self.rack, cx) {
+            (Some(rack), Some(cx)) => {
                 let marked = rack.on_ack_detect(&cx) > 0;
                 if !self.in_fast_recovery && rack.lost_bytes() > 0 && self.snd_una >= self.recover {
                     self.enter_fast_recovery(now, out);
                 }
                 marked
             }
-            None => self.prr_on && self.scoreboard.lost_bound(self.dupthresh, self.mss) > lost_bound_before,
+            _ => self.prr_on && self.scoreboard.lost_bound(self.dupthresh, self.mss) > lost_bound_before,
         };
 
         // The algorithm sees the round first (if this ACK ended it), then the ACK, then the exit.
@@ -743,15 +746,15 @@ impl Sender {
                 now,
                 index: self.round.index,
                 rtt: rtt_sample,
-                max_rtt_in_round: self.round.max_rtt,
-                min_rtt_in_round: self.round.min_rtt,
+                max_rtt_in_round: self.round.max_rtt_ns.map(Duration::from_nanos),
+                min_rtt_in_round: self.round.min_rtt_ns.map(Duration::from_nanos),
                 min_rtt: self.rtt.min,
                 delivered_bytes: delivered - self.round.delivered_at_start,
                 duration: now - self.round.started,
             };
             self.cc.on_round(&mut self.w, &r);
             self.stats.rounds += 1;
-            self.round = Round { marker: None, index: self.round.index + 1, started: now, delivered_at_start: delivered, max_rtt: None, min_rtt: None };
+            self.round = Round { marker: None, index: self.round.index + 1, started: now, delivered_at_start: delivered, max_rtt_ns: None, min_rtt_ns: None };
         }
         let sample = AckSample {
             now,
