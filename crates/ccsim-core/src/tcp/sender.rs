@@ -468,6 +468,10 @@ impl Sender {
 
     /// Sends what the windows allow.
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.max_burst == 0 && !self.in_fast_recovery && self.dupacks == 0 && self.snd_nxt == self.snd_max {
+            self.send_open(now, out);
+            return;
+        }
         loop {
             if self.burst_exhausted() {
                 self.cwnd_limited = true;
@@ -545,6 +549,33 @@ impl Sender {
             if !self.in_fast_recovery && flight + sent as i64 > cwnd {
                 self.limited_transmit_bytes += sent;
             }
+            self.snd_nxt = seq + sent;
+        }
+    }
+
+    /// `try_send` in the open state, the common case: no recovery, no duplicate ACKs (so no
+    /// limited transmit, RFC 3042), nothing to go back over after a timeout, no burst limit. The
+    /// same rules as the general loop with what cannot apply left out: new segments while the
+    /// application has data, the receiver window takes them and FlightSize stays within cwnd.
+    fn send_open(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let cwnd = self.w.cwnd_bytes.max(self.mss);
+        loop {
+            if self.snd_nxt >= self.app_end {
+                self.cwnd_limited = false;
+                return;
+            }
+            let len = self.seg_len(self.snd_nxt);
+            if self.snd_nxt + len - self.snd_una > self.rwnd {
+                self.cwnd_limited = false;
+                return;
+            }
+            if self.snd_nxt - self.snd_una + len > cwnd {
+                self.cwnd_limited = true;
+                return;
+            }
+            let seq = self.snd_nxt;
+            let sent = self.send_segment(now, seq, out);
+            self.burst_sent += 1;
             self.snd_nxt = seq + sent;
         }
     }
