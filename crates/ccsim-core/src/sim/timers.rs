@@ -56,6 +56,7 @@ impl Simulation {
 
     /// The event may be stale (the deadline moved); re-arm or fire as due. The sender's
     /// retransmission timer carries the RTO and, with RACK-TLP, the probe and reordering timeouts.
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_rto_timer(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
@@ -77,6 +78,7 @@ impl Simulation {
         }
     }
 
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_delack_timer(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
