@@ -121,10 +121,10 @@ mod tests {
         sb.advance(4500);
         assert_eq!(sb.total(), 1500);
         assert_eq!(sb.total(), sb.sum());
-        sb.clear();
-        assert_eq!((sb.total(), sb.sum()), (0, 0));
         assert_eq!(sb.sacked_until(5000), Some(6000));
         assert_eq!(sb.sacked_until(4000), None);
+        sb.clear();
+        assert_eq!((sb.total(), sb.sum()), (0, 0));
     }
 
     #[test]
