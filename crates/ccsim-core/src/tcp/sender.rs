@@ -357,8 +357,8 @@ impl Sender {
         }
     }
 
-    /// When the retransmission timer started at `now` expires (`now + rto()`, without converting
-    /// the RFC 6298 timer's nanoseconds to a `Duration` and back on every ACK).
+    /// When the retransmission timer started at `now` expires (`now + rto()`, RFC 6298 5.1 and
+    /// 5.3), without converting the RFC 6298 timer's nanoseconds to a `Duration` and back on every ACK.
     #[inline]
     fn rto_from(&self, now: Time) -> Time {
         match &self.ns2_rto {
@@ -556,7 +556,8 @@ impl Sender {
     /// `try_send` in the open state, the common case: no recovery, no duplicate ACKs (so no
     /// limited transmit, RFC 3042), nothing to go back over after a timeout, no burst limit. The
     /// same rules as the general loop with what cannot apply left out: new segments while the
-    /// application has data, the receiver window takes them and FlightSize stays within cwnd.
+    /// application has data, the receiver window takes them and FlightSize stays within cwnd
+    /// (RFC 5681 section 3; the send loop of FreeBSD `tcp_output`, Linux `tcp_write_xmit`).
     fn send_open(&mut self, now: Time, out: &mut Vec<Packet>) {
         let cwnd = self.w.cwnd_bytes.max(self.mss);
         loop {
