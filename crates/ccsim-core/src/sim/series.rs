@@ -2,7 +2,7 @@
 //!
 //! Each table has a fixed schema, so a row is one push onto each of a few typed vectors: no column
 //! looked up by name, no `String` made per row (a link's name is kept as its index and a metric's
-//! as its `&'static str` until the run ends). At a run of 10,000 flows the tables get a row per
+//! as its `&'static str`; the finished table holds them as a [`Column::Dict`], each name once). At a run of 10,000 flows the tables get a row per
 //! flow and per link every interval, more rows than the bottleneck carries packets, so what a row
 //! costs is what sampling costs (docs/performance.md, "Scaling with flows and link rate").
 //! `finish` hands back the same [`Table`] as the generic [`crate::table::TableBuilder`] would:
@@ -42,9 +42,21 @@ impl ToColumn for bool {
         Column::Bool(values)
     }
 }
+/// A metric's name: the column holds each distinct name once (a controller reports a handful).
 impl ToColumn for &'static str {
     fn column(values: Vec<&'static str>, _: &[String]) -> Column {
-        Column::Str(values.into_iter().map(str::to_string).collect())
+        let mut names: Vec<&'static str> = Vec::new();
+        let keys = values
+            .iter()
+            .map(|&v| {
+                let k = names.iter().position(|&n| n == v).unwrap_or_else(|| {
+                    names.push(v);
+                    names.len() - 1
+                });
+                k as u32
+            })
+            .collect();
+        Column::Dict { keys, values: names.into_iter().map(str::to_string).collect() }
     }
 }
 
@@ -54,12 +66,14 @@ impl ToColumn for String {
     }
 }
 
-/// A link, by its index: the column holds the link's name.
+/// A link, by its index: the column holds the index per row and every link's name once.
 #[derive(Clone, Copy)]
 pub(crate) struct LinkName(pub u32);
 impl ToColumn for LinkName {
     fn column(values: Vec<LinkName>, names: &[String]) -> Column {
-        Column::Str(values.into_iter().map(|l| names[l.0 as usize].clone()).collect())
+        // `LinkName` is a `u32`: the keys are the values, reinterpreted in place (no copy)
+        let keys = values.into_iter().map(|l| l.0).collect();
+        Column::Dict { keys, values: names.to_vec() }
     }
 }
 
@@ -207,11 +221,32 @@ mod tests {
                 .f64("queue_avg", f64::NAN);
         }
         assert_eq!(fixed.cells(), 3 * LinkSeries::COLUMNS);
-        let (a, b) = (fixed.finish(&names), generic.finish());
+        let (mut a, b) = (fixed.finish(&names), generic.finish());
+        assert!(matches!(a.column("link"), Some(Column::Dict { .. })), "link names held once each");
+        a = plain(a);
         // NaN != NaN: compare the debug text, which shows names, order, types and values
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
         let mut cc = CcSeries::default();
-        cc.push(0.1, 0, "alpha", 1.0);
-        assert_eq!(cc.finish(&[]).columns.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["time_s", "flow", "name", "value"]);
+        for (flow, name) in [(0, "alpha"), (0, "beta"), (1, "alpha"), (1, "beta"), (2, "gamma")] {
+            cc.push(0.1, flow, name, 1.0);
+        }
+        let cc = cc.finish(&[]);
+        assert_eq!(cc.columns.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["time_s", "flow", "name", "value"]);
+        assert_eq!(cc.strs("name"), ["alpha", "beta", "alpha", "beta", "gamma"]);
+        let Some(Column::Dict { values, .. }) = cc.column("name") else { panic!("metric names not a dictionary") };
+        assert_eq!(values, &["alpha", "beta", "gamma"]);
+    }
+
+    /// The table with its dictionary columns written out as plain text, as the front end gets them.
+    fn plain(t: crate::table::Table) -> crate::table::Table {
+        let columns = t
+            .columns
+            .iter()
+            .map(|(n, c)| match c {
+                Column::Dict { .. } => (n.clone(), Column::Str(c.strs().unwrap().into_iter().map(str::to_string).collect())),
+                _ => (n.clone(), c.clone()),
+            })
+            .collect();
+        crate::table::Table { columns }
     }
 }
