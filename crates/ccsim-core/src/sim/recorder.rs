@@ -9,7 +9,7 @@ use crate::link::Link;
 use crate::scenario::Scenario;
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::{RunOutput, RunStats};
-use crate::sim::series::{CcSeries, FlowSeries, LinkName, LinkSeries, StreamSeries};
+use crate::sim::series::{CcSeries, FlowSeries, Name, LinkSeries, StreamSeries};
 use crate::sim::summary::{self, ms};
 
 pub(crate) struct Recorder {
@@ -87,6 +87,12 @@ impl Recorder {
         let sampled = self.sampled.get_or_insert_with(|| {
             (0..flows.len() as u32).filter(|&i| !flows[i as usize].id.background && !matches!(flows[i as usize].app, App::Web(_))).collect()
         });
+        // Room for this sample's rows at once: a row is then a store per column, not a check and a
+        // possible growth per value. Without the room the sample is not taken (the run then ends
+        // with `SimError::Resources`, see `out_of_memory`).
+        if !(self.flows.reserve(sampled.len()) && self.streams.reserve(sampled.len()) && self.links.reserve(links.len())) {
+            return;
+        }
         for &i in sampled.iter() {
             let f = &mut flows[i as usize];
             let delivered = f.delivered_bytes();
@@ -106,7 +112,7 @@ impl Recorder {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
                     if keep {
-                        self.flows.push(
+                        self.flows.push_reserved(
                             t,
                             flow,
                             goodput_bps,
@@ -132,7 +138,7 @@ impl Recorder {
                 App::Stream { source, sink, .. } => {
                     let c = std::mem::take(&mut sink.interval);
                     if keep {
-                        self.streams.push(
+                        self.streams.push_reserved(
                             t,
                             flow,
                             goodput_bps,
@@ -153,9 +159,9 @@ impl Recorder {
             let q = link.queue_state(now);
             let c = std::mem::take(&mut link.interval);
             let capacity_bits = link.rate_bps as f64 * secs;
-            self.links.push(
+            self.links.push_reserved(
                 t,
-                LinkName(l as u32),
+                Name(l as u32),
                 q.pkts,
                 q.bytes,
                 if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },

@@ -23,6 +23,13 @@ pub(crate) fn push<T>(column: &mut Vec<T>, v: T) -> bool {
     true
 }
 
+/// Makes room for `rows` more values in `column` (growing it by doubling, fallibly); false if
+/// memory for them could not be had.
+#[inline]
+pub(crate) fn reserve<T>(column: &mut Vec<T>, rows: usize) -> bool {
+    column.capacity() - column.len() >= rows || column.try_reserve(rows).is_ok()
+}
+
 /// A value of a string column as it is held during the run, made a `String` at the end.
 pub(crate) trait ToColumn: Sized {
     fn column(values: Vec<Self>, names: &[String]) -> Column;
@@ -66,12 +73,13 @@ impl ToColumn for String {
     }
 }
 
-/// A link, by its index: the column holds the index per row and every link's name once.
+/// A link or a flow, by its index into the names the table is finished with (the links' names for
+/// the links table): the column holds the index per row and each name once.
 #[derive(Clone, Copy)]
-pub(crate) struct LinkName(pub u32);
-impl ToColumn for LinkName {
-    fn column(values: Vec<LinkName>, names: &[String]) -> Column {
-        // `LinkName` is a `u32`: the keys are the values, reinterpreted in place (no copy)
+pub(crate) struct Name(pub u32);
+impl ToColumn for Name {
+    fn column(values: Vec<Name>, names: &[String]) -> Column {
+        // `Name` is a `u32`: the keys are the values, reinterpreted in place (no copy)
         let keys = values.into_iter().map(|l| l.0).collect();
         Column::Dict { keys, values: names.to_vec() }
     }
@@ -100,11 +108,30 @@ macro_rules! series_table {
 
             /// Appends one row.
             #[inline]
-            #[allow(clippy::too_many_arguments)]
+            #[allow(clippy::too_many_arguments, dead_code)] // the sampled tables use `push_reserved`
             pub fn push(&mut self, $($column: $ty),+) {
                 let mut stored = true;
                 $(stored &= $crate::sim::series::push(&mut self.$column, $column);)+
                 self.out_of_memory |= !stored;
+            }
+
+            /// Room for `rows` more rows in every column, made once for a sample's rows so that
+            /// [`Self::push_reserved`] need not grow the columns; false, and the table marked
+            /// incomplete, if memory for them could not be had.
+            #[allow(dead_code)]
+            pub fn reserve(&mut self, rows: usize) -> bool {
+                let mut ok = true;
+                $(ok = ok && $crate::sim::series::reserve(&mut self.$column, rows);)+
+                self.out_of_memory |= !ok;
+                ok
+            }
+
+            /// Appends one row into the room [`Self::reserve`] made (past it, a column grows as a
+            /// `Vec` does, infallibly).
+            #[inline]
+            #[allow(clippy::too_many_arguments, dead_code)]
+            pub fn push_reserved(&mut self, $($column: $ty),+) {
+                $(self.$column.push($column);)+
             }
 
             /// Values stored so far (rows x columns).
@@ -118,12 +145,12 @@ macro_rules! series_table {
                 self.out_of_memory
             }
 
-            /// The table, link names (`LinkName` columns) taken from `links`.
-            pub fn finish(self, links: &[String]) -> $crate::table::Table {
+            /// The table, the text of `Name` columns taken from `names`.
+            pub fn finish(self, names: &[String]) -> $crate::table::Table {
                 if self.cells() == 0 {
                     return $crate::table::Table::default();
                 }
-                $crate::table::Table { columns: vec![$((stringify!($column).to_string(), $crate::sim::series::ToColumn::column(self.$column, links)),)+] }
+                $crate::table::Table { columns: vec![$((stringify!($column).to_string(), $crate::sim::series::ToColumn::column(self.$column, names)),)+] }
             }
         }
     };
@@ -179,7 +206,7 @@ series_table! {
     /// One row per link and interval.
     LinkSeries {
         time_s: f64,
-        link: LinkName,
+        link: Name,
         queue_pkts: u64,
         queue_bytes: u64,
         qdelay_mean_ms: f64,
@@ -205,7 +232,7 @@ mod tests {
         assert_eq!(fixed.finish(&names), TableBuilder::default().finish(), "no rows: no columns");
         fixed = LinkSeries::default();
         for (t, l) in [(0.1, 1u32), (0.1, 0), (0.2, 1)] {
-            fixed.push(t, LinkName(l), 3, 4500, 1.5, f64::NAN, 1, 0, 0.5, 9000, 0, f64::NAN);
+            fixed.push(t, Name(l), 3, 4500, 1.5, f64::NAN, 1, 0, 0.5, 9000, 0, f64::NAN);
             generic
                 .f64("time_s", t)
                 .str("link", &names[l as usize])
