@@ -191,10 +191,10 @@ impl Recorder {
         run_summary.extend(summary::run_summary(&flow_summary, links, bottleneck, window_s, &self.stats));
         let link_names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
         RunOutput {
-            flows: self.flows.finish(&link_names),
-            streams: self.streams.finish(&link_names),
-            cc_metrics: self.cc.finish(&link_names),
-            links: self.links.finish(&link_names),
+            flows: self.flows.finish(Vec::new()),
+            streams: self.streams.finish(Vec::new()),
+            cc_metrics: self.cc.finish(Vec::new()),
+            links: self.links.finish(link_names),
             flow_summary: flow_summary.table,
             link_summary: summary::link_summary(links, window_s, bottleneck),
             delay_hist: summary::delay_hist(flows, links),

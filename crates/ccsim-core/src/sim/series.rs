@@ -32,31 +32,32 @@ pub(crate) fn reserve<T>(column: &mut Vec<T>, rows: usize) -> bool {
 
 /// A value of a string column as it is held during the run, made a `String` at the end.
 pub(crate) trait ToColumn: Sized {
-    fn column(values: Vec<Self>, names: &[String]) -> Column;
+    fn column(values: Vec<Self>, names: &mut Vec<String>) -> Column;
 }
 impl ToColumn for f64 {
-    fn column(values: Vec<f64>, _: &[String]) -> Column {
+    fn column(values: Vec<f64>, _: &mut Vec<String>) -> Column {
         Column::F64(values)
     }
 }
 impl ToColumn for u64 {
-    fn column(values: Vec<u64>, _: &[String]) -> Column {
+    fn column(values: Vec<u64>, _: &mut Vec<String>) -> Column {
         Column::U64(values)
     }
 }
 impl ToColumn for bool {
-    fn column(values: Vec<bool>, _: &[String]) -> Column {
+    fn column(values: Vec<bool>, _: &mut Vec<String>) -> Column {
         Column::Bool(values)
     }
 }
 /// A metric's name: the column holds each distinct name once (a controller reports a handful).
 impl ToColumn for &'static str {
-    fn column(values: Vec<&'static str>, _: &[String]) -> Column {
+    fn column(values: Vec<&'static str>, _: &mut Vec<String>) -> Column {
         let mut names: Vec<&'static str> = Vec::new();
         let keys = values
             .iter()
             .map(|&v| {
-                let k = names.iter().position(|&n| n == v).unwrap_or_else(|| {
+                // the same `&'static str` is mostly the same pointer: no comparison of the text
+                let k = names.iter().position(|&n| std::ptr::eq(n, v) || n == v).unwrap_or_else(|| {
                     names.push(v);
                     names.len() - 1
                 });
@@ -68,7 +69,7 @@ impl ToColumn for &'static str {
 }
 
 impl ToColumn for String {
-    fn column(values: Vec<String>, _: &[String]) -> Column {
+    fn column(values: Vec<String>, _: &mut Vec<String>) -> Column {
         Column::Str(values)
     }
 }
@@ -78,10 +79,10 @@ impl ToColumn for String {
 #[derive(Clone, Copy)]
 pub(crate) struct Name(pub u32);
 impl ToColumn for Name {
-    fn column(values: Vec<Name>, names: &[String]) -> Column {
+    fn column(values: Vec<Name>, names: &mut Vec<String>) -> Column {
         // `Name` is a `u32`: the keys are the values, reinterpreted in place (no copy)
         let keys = values.into_iter().map(|l| l.0).collect();
-        Column::Dict { keys, values: names.to_vec() }
+        Column::Dict { keys, values: std::mem::take(names) }
     }
 }
 
@@ -145,12 +146,12 @@ macro_rules! series_table {
                 self.out_of_memory
             }
 
-            /// The table, the text of `Name` columns taken from `names`.
-            pub fn finish(self, names: &[String]) -> $crate::table::Table {
+            /// The table, the text of its `Name` column (at most one) taken from `names`.
+            pub fn finish(self, mut names: Vec<String>) -> $crate::table::Table {
                 if self.cells() == 0 {
                     return $crate::table::Table::default();
                 }
-                $crate::table::Table { columns: vec![$((stringify!($column).to_string(), $crate::sim::series::ToColumn::column(self.$column, names)),)+] }
+                $crate::table::Table { columns: vec![$((stringify!($column).to_string(), $crate::sim::series::ToColumn::column(self.$column, &mut names)),)+] }
             }
         }
     };
@@ -229,7 +230,7 @@ mod tests {
     fn a_series_table_is_the_table_the_generic_builder_makes() {
         let names = vec!["a".to_string(), "b".to_string()];
         let (mut fixed, mut generic) = (LinkSeries::default(), TableBuilder::default());
-        assert_eq!(fixed.finish(&names), TableBuilder::default().finish(), "no rows: no columns");
+        assert_eq!(fixed.finish(names.clone()), TableBuilder::default().finish(), "no rows: no columns");
         fixed = LinkSeries::default();
         for (t, l) in [(0.1, 1u32), (0.1, 0), (0.2, 1)] {
             fixed.push(t, Name(l), 3, 4500, 1.5, f64::NAN, 1, 0, 0.5, 9000, 0, f64::NAN);
@@ -248,7 +249,7 @@ mod tests {
                 .f64("queue_avg", f64::NAN);
         }
         assert_eq!(fixed.cells(), 3 * LinkSeries::COLUMNS);
-        let (mut a, b) = (fixed.finish(&names), generic.finish());
+        let (mut a, b) = (fixed.finish(names.clone()), generic.finish());
         assert!(matches!(a.column("link"), Some(Column::Dict { .. })), "link names held once each");
         a = plain(a);
         // NaN != NaN: compare the debug text, which shows names, order, types and values
@@ -257,7 +258,7 @@ mod tests {
         for (flow, name) in [(0, "alpha"), (0, "beta"), (1, "alpha"), (1, "beta"), (2, "gamma")] {
             cc.push(0.1, flow, name, 1.0);
         }
-        let cc = cc.finish(&[]);
+        let cc = cc.finish(Vec::new());
         assert_eq!(cc.columns.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["time_s", "flow", "name", "value"]);
         assert_eq!(cc.strs("name"), ["alpha", "beta", "alpha", "beta", "gamma"]);
         let Some(Column::Dict { values, .. }) = cc.column("name") else { panic!("metric names not a dictionary") };

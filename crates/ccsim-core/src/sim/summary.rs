@@ -159,7 +159,7 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             lost,
         );
     }
-    FlowSummary { table: fs.finish(&[]), tcp_goodputs, total_goodput }
+    FlowSummary { table: fs.finish(Vec::new()), tcp_goodputs, total_goodput }
 }
 
 fn utilisation(l: &Link, window_s: f64) -> f64 {
@@ -238,7 +238,7 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> 
             c.drops_early,
         );
     }
-    ls.finish(&[])
+    ls.finish(Vec::new())
 }
 
 series_table! {
@@ -277,7 +277,7 @@ pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
             rows.for_each(|(v, c)| t.push("rtt", name, v / 1e6, c));
         }
     }
-    t.finish(&names)
+    t.finish(names)
 }
 
 /// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck
