@@ -140,7 +140,7 @@ impl Histogram {
 
     /// How many buckets `buckets` lists (the non-empty ones).
     pub fn buckets_used(&self) -> usize {
-        self.counts.iter().filter(|&&c| c > 0).count()
+        self.counts.iter().map(|&c| usize::from(c > 0)).sum() // a sum, which the compiler vectorises
     }
 
     /// Value at quantile q in [0, 1]: the midpoint of its bucket, clamped to [min, max] seen (a

@@ -157,21 +157,43 @@ impl Recorder {
         }
         for (l, link) in links.iter_mut().enumerate() {
             let q = link.queue_state(now);
-            let c = std::mem::take(&mut link.interval);
-            let capacity_bits = link.rate_bps as f64 * secs;
+            let queue_avg = link.average_queue().unwrap_or(f64::NAN);
+            let c = &link.interval;
+            // (qdelay_mean_ms, qdelay_max_ms, drops_queue, drops_random, utilisation, tx_bytes, drops_early)
+            let counted = if (c.arrivals | c.departures | c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns) == 0
+                && c.qdelay_sum_ns == 0
+            {
+                // Nothing arrived at or left the link in the interval (most access links of a run of
+                // many flows): the values below with every counter zero (a link's rate is > 0, so
+                // its utilisation is 0.0), and no counters to reset.
+                (f64::NAN, 0.0, 0, 0, 0.0, 0, 0)
+            } else {
+                let c = std::mem::take(&mut link.interval);
+                let capacity_bits = link.rate_bps as f64 * secs;
+                (
+                    if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
+                    c.qdelay_max_ns as f64 / 1e6,
+                    c.drops_queue,
+                    c.drops_random,
+                    c.tx_bytes as f64 * 8.0 / capacity_bits,
+                    c.tx_bytes,
+                    c.drops_early,
+                )
+            };
+            let (qdelay_mean, qdelay_max, drops_queue, drops_random, utilisation, tx_bytes, drops_early) = counted;
             self.links.push_reserved(
                 t,
                 Name(l as u32),
                 q.pkts,
                 q.bytes,
-                if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
-                c.qdelay_max_ns as f64 / 1e6,
-                c.drops_queue,
-                c.drops_random,
-                c.tx_bytes as f64 * 8.0 / capacity_bits,
-                c.tx_bytes,
-                c.drops_early,
-                link.average_queue().unwrap_or(f64::NAN),
+                qdelay_mean,
+                qdelay_max,
+                drops_queue,
+                drops_random,
+                utilisation,
+                tx_bytes,
+                drops_early,
+                queue_avg,
             );
         }
     }
