@@ -407,7 +407,7 @@ def compare(dir_a: Path, dir_b: Path, out: Path | None, force: bool, no_plots: b
     in percent; cwnd and RTT of both runs overlaid. Made for `ccsim run FILE` beside `ccsim testbed run
     FILE`; any two runs compare (flows matched by name; differing scenario fields are listed)."""
     from ccsim.compare import compare_runs, run_label, write_comparison  # lazy: start-up time (pandas)
-    from ccsim.result import Result
+    from ccsim.result import Result, json_safe  # lazy: start-up time (pyarrow)
 
     out = out if out is not None else Path("runs") / "compare" / f"{dir_a.resolve().name}-vs-{dir_b.resolve().name}"
     check_output_dir(out, force)
@@ -415,8 +415,6 @@ def compare(dir_a: Path, dir_b: Path, out: Path | None, force: bool, no_plots: b
     comparison = compare_runs(a, b, run_label(a, dir_a), run_label(b, dir_b))
     write_comparison(comparison, a, b, out, force=force, plots=not no_plots)
     if as_json:
-        from ccsim.result import json_safe
-
         click.echo(json.dumps(json_safe({"a": comparison.label_a, "b": comparison.label_b, "directory": str(out),
                                          "rows": comparison.rows.to_dict("records"), "notes": comparison.notes}),
                               indent=2, allow_nan=False))
