@@ -308,6 +308,14 @@ def _check_goodput(kernel, sim):
 def test_htcp_twin_follows_the_htcp_law_beside_the_simulator(built, tmp_path):
     kernel, sim = _kernel_and_simulator(tmp_path, "htcp")
     _check_goodput(kernel, sim)
+    # ccsim compare on the pair: the kernel's goodput beside the simulator's, B's difference in percent
+    from ccsim.compare import compare_runs, run_label
+
+    c = compare_runs(sim, kernel, run_label(sim, tmp_path / "sim"), run_label(kernel, tmp_path / "kernel"))
+    assert c.label_b == "kernel (kernel)" and c.notes == []
+    row = c.rows[c.rows["metric"] == "goodput (Mbit/s)"].iloc[0]
+    gk, gs = kernel.summary.iloc[0]["goodput_bps"], sim.summary.iloc[0]["goodput_bps"]
+    assert row["diff_pct"] == pytest.approx((gk - gs) / gs * 100)
     m = _metric_table(kernel)
     assert m["congestion_events"].iloc[-1] >= 1, "the drop-tail queue must overflow in 12 s"
     live = m[m["min_rtt_ms"] > 0]  # the entry exists from the SYN; the first ACK fills it
