@@ -529,7 +529,6 @@ def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool,
     """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`."""
     # lazy: start-up time (pandas, pyarrow) and the kernel path only when asked for
     from ccsim.kernel.runner import run_kernel
-    from ccsim.result import check_output_dir
 
     out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
     check_output_dir(out, force)
