@@ -116,15 +116,19 @@ def rate_label(mbps: float) -> str:
 
 
 def table(rows: list[Measured], instructions: bool) -> str:
+    """The Markdown table; `x 100 flows` is a point's cost per packet over that of 100 flows at the
+    same link rate (the issue's flatness measure: at most 1.5 at 10,000 flows), when that point ran."""
     unit = "instructions / packet" if instructions else "CPU ns / packet"
     cost = "" if instructions else " CPU s |"
-    lines = [f"| flows | link rate | simulated s | bottleneck packets | events / packet | utilisation | peak RSS MiB |{cost} {unit} |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if not instructions else "") + " ---: |"]
+    base = {m.point.rate_mbps: m.per_packet for m in rows if m.point.flows == 100}
+    lines = [f"| flows | link rate | simulated s | bottleneck packets | events / packet | utilisation | peak RSS MiB |{cost} {unit} | x 100 flows |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if not instructions else "") + " ---: | ---: |"]
     for m in rows:
         p = m.point
         extra = f" {m.cpu_s:.2f} |" if not instructions else ""
+        ratio = f"{m.per_packet / base[p.rate_mbps]:.2f}" if p.rate_mbps in base else ""
         lines.append(f"| {p.flows:,} | {rate_label(p.rate_mbps)} | {p.seconds:g} | {m.packets:,} | {m.events / max(m.packets, 1):.2f} "
-                     f"| {m.utilisation:.3f} | {m.peak_rss_mib:.0f} |{extra} {m.per_packet:,.0f} |")
+                     f"| {m.utilisation:.3f} | {m.peak_rss_mib:.0f} |{extra} {m.per_packet:,.0f} | {ratio} |")
     return "\n".join(lines)
 
 

@@ -37,7 +37,12 @@ def test_points_last_long_enough_for_the_packets_and_the_table_divides_by_them()
                        instructions=3_000_000)
     assert m.per_packet == 3_000
     row = scale.table([m], instructions=True).splitlines()[-1]
-    assert row.startswith("| 10,000 | 1 Gbit/s | 2 | 1,000 | 4.00 |") and row.endswith("| 3,000 |")
+    assert row.startswith("| 10,000 | 1 Gbit/s | 2 | 1,000 | 4.00 |") and row.endswith("| 3,000 |  |"), row
+    # with the 100-flow point at the same rate, each row gives its cost over that one's
+    base = scale.Measured(scale.Point(100, 1000, 2.0), packets=1_000, events=3_800, utilisation=0.99, peak_rss_mib=40.0,
+                          instructions=2_000_000)
+    rows = scale.table([base, m], instructions=True).splitlines()
+    assert rows[-2].endswith("| 2,000 | 1.00 |") and rows[-1].endswith("| 3,000 | 1.50 |"), rows
 
 
 def test_the_smallest_point_runs_natively():

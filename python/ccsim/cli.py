@@ -393,6 +393,63 @@ def report(directory: Path, experiment: str | None) -> None:
 
 
 @cli.command()
+@click.argument("dir_a", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("dir_b", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Where to write compare.csv and the overlaid cwnd and RTT plots [default: runs/compare/<A>-vs-<B>].")
+@click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous comparison (only the files ccsim wrote there).")
+@click.option("--no-plots", is_flag=True, help="Do not write the PNG plots (compare.csv only).")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (rows of scope, metric, a, b, diff_pct) instead of the console table.")
+@_user_errors
+def compare(dir_a: Path, dir_b: Path, out: Path | None, force: bool, no_plots: bool, as_json: bool) -> None:
+    """Compare two run directories, B against A: per flow goodput, share, mean/p95 RTT, queueing delay,
+    retransmits and timeouts, the bottleneck's utilisation and queueing delay, each with B's difference
+    in percent; cwnd and RTT of both runs overlaid. Made for `ccsim run FILE` beside `ccsim testbed run
+    FILE`; any two runs compare (flows matched by name; differing scenario fields are listed)."""
+    from ccsim.compare import compare_runs, run_label, write_comparison  # lazy: start-up time (pandas)
+    from ccsim.result import Result, json_safe  # lazy: start-up time (pyarrow)
+
+    out = out if out is not None else Path("runs") / "compare" / f"{dir_a.resolve().name}-vs-{dir_b.resolve().name}"
+    check_output_dir(out, force)
+    a, b = Result.load(dir_a), Result.load(dir_b)
+    comparison = compare_runs(a, b, run_label(a, dir_a), run_label(b, dir_b))
+    write_comparison(comparison, a, b, out, force=force, plots=not no_plots)
+    if as_json:
+        click.echo(json.dumps(json_safe({"a": comparison.label_a, "b": comparison.label_b, "directory": str(out),
+                                         "rows": comparison.rows.to_dict("records"), "notes": comparison.notes}),
+                              indent=2, allow_nan=False))
+        return
+    if _quiet():
+        click.echo(safe_for_terminal(out))
+        return
+    console = Console()
+    console.print(_comparison_table(comparison))
+    for note in comparison.notes:
+        console.print(f"note: {escape(safe_for_terminal(note))}")
+    console.print(f"wrote {escape(safe_for_terminal(out))}")
+
+
+def _comparison_table(comparison: Any) -> Table:
+    table = Table(title=f"B against A (A = {escape(safe_for_terminal(comparison.label_a))}, "
+                        f"B = {escape(safe_for_terminal(comparison.label_b))})", title_justify="left")
+    for column in ("", "metric", "A", "B", "B vs A"):
+        table.add_column(column, justify="left" if column in ("", "metric") else "right")
+    previous = None
+    for row in comparison.rows.itertuples(index=False):
+        scope = _cell(row.scope) if row.scope != previous else ""
+        previous = row.scope
+        diff = "" if math.isnan(row.diff_pct) else f"{row.diff_pct:+.1f} %"
+        table.add_row(scope, row.metric, _compared_value(row.a), _compared_value(row.b), diff)
+    return table
+
+
+def _compared_value(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    return f"{value:.0f}" if value == int(value) and abs(value) >= 10 else f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+
+
+@cli.command()
 @click.argument("name", required=False)
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="Output directory [default: runs/reproduce/NAME, NAME-quick with --quick].")
 @click.option("--jobs", type=click.IntRange(1), default=None, help="Local worker processes [default: CPU count].")
@@ -472,12 +529,14 @@ def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool,
     """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`."""
     # lazy: start-up time (pandas, pyarrow) and the kernel path only when asked for
     from ccsim.kernel.runner import run_kernel
-    from ccsim.result import check_output_dir
 
     out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
     check_output_dir(out, force)
-    result = run_kernel(scenario, seed=seed, progress=True, builtin=builtin, serialise=serialise)
+    result = run_kernel(scenario, seed=seed, progress=not _quiet(), builtin=builtin, serialise=serialise)
     result.save(out, force=force, plots=not no_plots)
+    if _quiet():
+        click.echo(safe_for_terminal(out))
+        return
     console = Console()
     print_summary(result, console)
     console.print(f"kernel {escape(result.meta['kernel']['release'])}, {result.meta['wall_time_s']:.1f} s wall time")
@@ -644,14 +703,10 @@ def _bottleneck_row(result: Any) -> dict[str, Any] | None:
     link named "bottleneck" in older results)."""
     table = _arrow_table(result, "link_summary")
     if table is None:  # a Result-like object without Arrow tables
-        links = result.link_summary
-        if links.empty or "link" not in links:
-            return None
-        if "bottleneck" in links and links["bottleneck"].dtype == bool:
-            rows = links[links["bottleneck"]]
-        else:
-            rows = links[links["link"] == "bottleneck"]
-        return None if rows.empty else rows.iloc[0].to_dict()
+        from ccsim.compare import bottleneck_link  # lazy: pandas
+
+        row = bottleneck_link(result.link_summary)
+        return None if row is None else row.to_dict()
     if table.num_rows == 0 or "link" not in table.column_names:
         return None
     records = _records(result, "link_summary")

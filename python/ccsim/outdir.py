@@ -17,11 +17,12 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import shutil
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
-from ccsim.errors import OutputExistsError
+from ccsim.errors import CcsimError, OutputExistsError
 
 __all__ = [
     "MARKER_FILE",
@@ -35,6 +36,7 @@ __all__ = [
     "remove_owned_files",
     "writer_lock",
     "tree_files",
+    "write_directory",
 ]
 
 MARKER_FILE = ".ccsim-files"
@@ -193,3 +195,59 @@ def writer_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def write_directory(out: Path, force: bool, write: Callable[[Path], None], what: str) -> Path:
+    """Has ``write`` fill a hidden staging directory next to ``out``, then moves its files into ``out``
+    with the marker: a failure at any point leaves no half-written ``out`` (the staging directory is
+    removed) and an existing ``out`` is replaced only with ``force``, and only the files ccsim wrote
+    there. ``what`` names the directory in errors ("run directory")."""
+    check_output_dir(out, force)
+    staging = _sibling(out, "tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging.mkdir()  # not mkdtemp: that would make the directory private (0700)
+    except OSError as e:  # --out /proc/x, a read-only or full file system, a file on the way
+        reason = "a file is in the way, not a directory" if isinstance(e, FileExistsError) else e.strerror
+        raise CcsimError(f"{out}: cannot create the output directory ({reason or e.__class__.__name__})") from None
+    try:
+        write(staging)
+        _replace_dir(staging, out, force)
+    except BaseException as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(e, OSError) and not isinstance(e, CcsimError):  # a full disk, permissions: one line, nothing half-written
+            raise CcsimError(f"{out}: cannot write the {what} ({e.strerror or e})") from None
+        raise
+    return out
+
+
+def _replace_dir(staging: Path, out: Path, force: bool) -> None:
+    """Moves the files written in ``staging`` into ``out``. A fresh ``out`` is one rename; an existing
+    one (``force``) loses only the files its marker lists, so files a user added survive."""
+    write_marker(staging, tree_files(staging))
+    if not out.exists() and not out.is_symlink():
+        try:
+            os.replace(staging, out)
+        except OSError:  # another process created it meanwhile
+            raise OutputExistsError(f"{out}: already exists (use --force to replace it)") from None
+        return
+    check_output_dir(out, force)
+    with writer_lock(out):
+        check_output_dir(out, force)
+        new = tree_files(staging)
+        previous = set(owned_files(out)) if is_owned(out) else set()
+        for name in new:  # never overwrite a file ccsim did not write
+            if name not in previous and (out / name).exists():
+                raise OutputExistsError(f"{out / name}: exists and was not written by ccsim; refusing to replace it")
+        remove_owned_files(out)
+        for name in new:
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / name, out / name)
+        os.replace(staging / MARKER_FILE, out / MARKER_FILE)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+
+def _sibling(out: Path, tag: str) -> Path:
+    """A hidden, unused name next to ``out`` (same filesystem, so os.replace is a rename)."""
+    return out.parent / f".{out.name}.{os.getpid()}.{os.urandom(4).hex()}.{tag}"

@@ -57,6 +57,7 @@ __all__ = [
     "plot_queue_delay",
     "plot_queue_delay_cdf",
     "plot_queue_delay_cdf_compare",
+    "plot_runs_overlaid",
     "plot_sweep_goodput",
     "plot_sweep_jain",
     "plot_throughput_delay",
@@ -230,6 +231,31 @@ def _plot_per_flow(
     heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
     _finish_time_axes(ax, ylabel, heading, window)
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
+
+
+def plot_runs_overlaid(
+    runs: list[tuple[str, pd.DataFrame]],
+    out_dir: str | Path,
+    *,
+    column: str,
+    scale: float,
+    ylabel: str,
+    title: str,
+    filename: str,
+) -> Path:
+    """Several runs' per-flow series of ``column`` x ``scale`` on one axis (``ccsim compare``): a
+    colour per flow, a line style per run (the first solid). ``runs`` holds (label, flows table with
+    ``time_s``, ``flow``, ``name``) pairs; flows are matched by name, so the same flow has the same
+    colour in every run."""
+    fig, ax = _figure()
+    colours: dict[str, str] = {}
+    for r, (label, flows) in enumerate(runs):
+        for flow, rows in _groups(flows, "name"):
+            colour = colours.setdefault(str(flow), PALETTE[len(colours) % len(PALETTE)])
+            ax.plot(rows["time_s"], rows[column] * scale, color=colour, linestyle=LINESTYLES[r % len(LINESTYLES)],
+                    linewidth=1.0, label=f"{flow} ({label})")
+    _finish_time_axes(ax, ylabel, title, None)
+    return _save(fig, out_dir, filename)
 
 
 def plot_totals(

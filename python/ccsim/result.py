@@ -27,7 +27,6 @@ import json
 import math
 import os
 import platform
-import shutil
 import socket
 import subprocess
 import sys
@@ -39,10 +38,10 @@ import pyarrow.parquet as pq
 
 from ccsim._version import __version__, installed_version
 from ccsim.engine import algorithms
-from ccsim.errors import CcsimError, OutputExistsError
+from ccsim.errors import CcsimError
 from ccsim.files import read_record
 from ccsim.lean_imports import Refuse
-from ccsim.outdir import MARKER_FILE, check_output_dir, is_owned, owned_files, remove_owned_files, tree_files, write_marker, writer_lock
+from ccsim.outdir import write_directory
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,24 +155,7 @@ class Result:
 
     def save(self, directory: str | Path, force: bool = False, plots: bool = True) -> Path:
         """Writes the run directory atomically; an existing one is replaced only with ``force=True``."""
-        out = Path(directory)
-        check_output_dir(out, force)
-        staging = _sibling(out, "tmp")
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            staging.mkdir()  # not mkdtemp: that would make the run directory private (0700)
-        except OSError as e:  # --out /proc/x, a read-only or full file system, a file on the way
-            reason = "a file is in the way, not a directory" if isinstance(e, FileExistsError) else e.strerror
-            raise CcsimError(f"{out}: cannot create the output directory ({reason or e.__class__.__name__})") from None
-        try:
-            self._write(staging, plots)
-            _replace_dir(staging, out, force)
-        except BaseException as e:
-            shutil.rmtree(staging, ignore_errors=True)
-            if isinstance(e, OSError) and not isinstance(e, CcsimError):  # a full disk, permissions: one line, nothing half-written
-                raise CcsimError(f"{out}: cannot write the run directory ({e.strerror or e})") from None
-            raise
-        return out
+        return write_directory(Path(directory), force, lambda staging: self._write(staging, plots), "run directory")
 
     def _write(self, directory: Path, plots: bool) -> None:
         meta = dict(self.meta, run_summary=self.run_summary)
@@ -235,32 +217,6 @@ def defer_pandas_in_pyarrow() -> None:
         sys.meta_path.remove(blocker)
 
 
-def _replace_dir(staging: Path, out: Path, force: bool) -> None:
-    """Moves the files written in ``staging`` into ``out``. A fresh ``out`` is one rename; an existing
-    one (``force``) loses only the files its marker lists, so files a user added survive."""
-    write_marker(staging, tree_files(staging))
-    if not out.exists() and not out.is_symlink():
-        try:
-            os.replace(staging, out)
-        except OSError:  # another process created it meanwhile
-            raise OutputExistsError(f"{out}: already exists (use --force to replace it)") from None
-        return
-    check_output_dir(out, force)
-    with writer_lock(out):
-        check_output_dir(out, force)
-        new = tree_files(staging)
-        previous = set(owned_files(out)) if is_owned(out) else set()
-        for name in new:  # never overwrite a file ccsim did not write
-            if name not in previous and (out / name).exists():
-                raise OutputExistsError(f"{out / name}: exists and was not written by ccsim; refusing to replace it")
-        remove_owned_files(out)
-        for name in new:
-            (out / name).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staging / name, out / name)
-        os.replace(staging / MARKER_FILE, out / MARKER_FILE)
-    shutil.rmtree(staging, ignore_errors=True)
-
-
 def read_parquet(path: Path) -> pa.Table:
     """A Parquet table; a truncated or foreign file is one line, not an Arrow traceback."""
     try:
@@ -268,11 +224,6 @@ def read_parquet(path: Path) -> pa.Table:
     except (pa.ArrowException, OSError, ValueError) as e:
         reason = str(e).splitlines()[0] if str(e) else e.__class__.__name__
         raise CcsimError(f"{path}: not a readable Parquet file ({reason})") from None
-
-
-def _sibling(out: Path, tag: str) -> Path:
-    """A hidden, unused name next to ``out`` (same filesystem, so os.replace is a rename)."""
-    return out.parent / f".{out.name}.{os.getpid()}.{os.urandom(4).hex()}.{tag}"
 
 
 def json_safe(value: Any) -> Any:

@@ -64,9 +64,29 @@ fn bucket_low(b: usize) -> u64 {
 }
 
 impl Histogram {
-    /// Records a non-negative value (e.g. nanoseconds).
+    /// Records a non-negative value (e.g. nanoseconds). Inlined into the per-packet paths: a value
+    /// in a bucket already held is an increment and four updates; making room is out of line.
+    #[inline]
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
+        // `wrapping_sub`: a bucket below `first` wraps to a huge index and takes the slow path too
+        let mut i = b.wrapping_sub(self.first);
+        if i >= self.counts.len() {
+            self.make_room(b);
+            i = b - self.first;
+        }
+        self.counts[i] += 1;
+        self.total += 1;
+        // delays are far below 2^63: the signed conversion is one instruction and the same value
+        self.sum += if v <= i64::MAX as u64 { v as i64 as f64 } else { v as f64 };
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// Holds bucket `b` from now on: the first bucket, or the gap to it below or above those held.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, b: usize) {
         if self.counts.is_empty() {
             self.first = b;
         } else if b < self.first {
@@ -77,11 +97,6 @@ impl Histogram {
         if b - self.first >= self.counts.len() {
             self.counts.resize(b - self.first + 1, 0);
         }
-        self.counts[b - self.first] += 1;
-        self.total += 1;
-        self.sum += v as f64;
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
     }
 
     pub fn count(&self) -> u64 {
@@ -123,21 +138,50 @@ impl Histogram {
         self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(i, &c)| (self.representative(self.first + i), c))
     }
 
+    /// How many buckets `buckets` lists (the non-empty ones).
+    pub fn buckets_used(&self) -> usize {
+        self.counts.iter().map(|&c| usize::from(c > 0)).sum() // a sum, which the compiler vectorises
+    }
+
     /// Value at quantile q in [0, 1]: the midpoint of its bucket, clamped to [min, max] seen (a
     /// bucket's midpoint can lie outside the values that fell in it).
     pub fn quantile(&self, q: f64) -> f64 {
+        self.quantiles([q])[0]
+    }
+
+    /// `quantile` of each of `qs`, in one pass over the buckets held when they come in increasing
+    /// order (as percentiles are asked for); a smaller one after a larger starts the pass again.
+    pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [f64; N] {
+        let mut out = [f64::NAN; N];
         if self.total == 0 {
-            return f64::NAN;
+            return out;
         }
-        let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
-        let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return self.representative(self.first + i);
+        let mut buckets = self.counts.iter().enumerate();
+        let (mut seen, mut at, mut last_rank) = (0, None, 0);
+        for (k, q) in qs.into_iter().enumerate() {
+            let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+            if rank < last_rank {
+                (buckets, seen, at) = (self.counts.iter().enumerate(), 0, None);
             }
+            last_rank = rank;
+            while seen < rank {
+                match buckets.next() {
+                    Some((i, &c)) => {
+                        seen += c;
+                        at = Some(i);
+                    }
+                    None => {
+                        at = None;
+                        break;
+                    }
+                }
+            }
+            out[k] = match at {
+                Some(i) if seen >= rank => self.representative(self.first + i),
+                _ => self.max as f64,
+            };
         }
-        self.max as f64
+        out
     }
 }
 
@@ -199,6 +243,7 @@ mod tests {
             h.record(v);
         }
         let b: Vec<(f64, u64)> = h.buckets().collect();
+        assert_eq!(h.buckets_used(), b.len());
         assert_eq!(b.iter().map(|&(_, c)| c).sum::<u64>(), 6);
         assert!(b.windows(2).all(|w| w[0].0 < w[1].0));
         assert_eq!(b[0], (5.0, 2));
@@ -223,6 +268,33 @@ mod tests {
         let want: Vec<(usize, u64)> = full.iter().enumerate().map(|(b, &c)| (b, c)).filter(|&(_, c)| c > 0).collect();
         assert_eq!(held, want);
         assert!(lazy.counts.len() < N_BUCKETS / 10, "{} buckets held for one decade of values", lazy.counts.len());
+    }
+
+    #[test]
+    fn quantiles_in_one_pass_are_each_quantile() {
+        let mut h = Histogram::default();
+        assert!(h.quantiles([0.5, 0.9]).iter().all(|q| q.is_nan()));
+        for k in 0..3000u64 {
+            h.record((k * 7_919_993) % 50_000_000 + if k % 7 == 0 { 200_000_000 } else { 1_000 });
+        }
+        let qs = [0.0, 0.001, 0.25, 0.5, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0];
+        let one_pass = h.quantiles(qs);
+        for (q, got) in qs.iter().zip(one_pass) {
+            assert_eq!(got, h.quantile(*q), "q{q}");
+        }
+        // out of order: still each one's own answer
+        assert_eq!(h.quantiles([0.99, 0.5, 0.95]), [h.quantile(0.99), h.quantile(0.5), h.quantile(0.95)]);
+        // the reference: the first bucket whose cumulative count reaches the rank, over all buckets
+        let total = h.count();
+        for &q in &qs {
+            let rank = ((q * total as f64).ceil() as u64).max(1);
+            let mut seen = 0;
+            let b = h.counts.iter().position(|&c| {
+                seen += c;
+                seen >= rank
+            });
+            assert_eq!(h.quantile(q), h.representative(h.first + b.unwrap()), "q{q}");
+        }
     }
 
     #[test]

@@ -202,10 +202,14 @@ impl Link {
             }
             return Err(Drop::Random);
         }
-        let state = self.queue_state(now);
-        let early_before = self.discipline.early_drops();
-        if !self.discipline.admit(now, pkt.wire_bytes as u64, state, &mut self.rng) {
-            let early = (self.discipline.early_drops() > early_before) as u64;
+        self.advance(now);
+        let admitted = match &mut self.discipline {
+            // Drop-tail needs only the occupancy: no idle time, no early drops to tell apart.
+            Discipline::DropTail(d) => d.admits(self.waiting.len() as u64, self.waiting_bytes, pkt.wire_bytes as u64),
+            Discipline::Red(_) => self.admit_red(now, pkt.wire_bytes),
+        };
+        if let Err(early) = admitted {
+            let early = early as u64;
             self.interval.drops_queue += 1;
             self.interval.drops_early += early;
             if in_window {
@@ -226,6 +230,18 @@ impl Link {
         // The queueing delay is recorded when the packet is delivered.
         self.in_transit.push_back(InTransit { arrival, qdelay_ns: start.0 - now.0, pkt });
         Ok(if was_empty { Some(arrival) } else { None })
+    }
+
+    /// RED's admission (or any discipline's, through the trait): `Err(early)` when refused,
+    /// `early` if the refusal was an early (AQM) drop. `advance` has run.
+    fn admit_red(&mut self, now: Time, bytes: u32) -> Result<(), bool> {
+        let state = self.queue_state(now);
+        let early_before = self.discipline.early_drops();
+        if self.discipline.admit(now, bytes as u64, state, &mut self.rng) {
+            Ok(())
+        } else {
+            Err(self.discipline.early_drops() > early_before)
+        }
     }
 
     /// The queue's limit as (packets, bytes), for the cost estimate.

@@ -6,6 +6,9 @@ pub enum Column {
     U64(Vec<u64>),
     Str(Vec<String>),
     Bool(Vec<bool>),
+    /// Text drawn from a few values (link names, metric names): row i holds `values[keys[i]]`. A row
+    /// costs a `u32` and no allocation; the front end receives it as plain text, the same as `Str`.
+    Dict { keys: Vec<u32>, values: Vec<String> },
 }
 
 impl Column {
@@ -15,10 +18,19 @@ impl Column {
             Column::U64(v) => v.len(),
             Column::Str(v) => v.len(),
             Column::Bool(v) => v.len(),
+            Column::Dict { keys, .. } => keys.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    /// The text of each row of a `Str` or `Dict` column (None for numbers and flags).
+    pub fn strs(&self) -> Option<Vec<&str>> {
+        match self {
+            Column::Str(v) => Some(v.iter().map(String::as_str).collect()),
+            Column::Dict { keys, values } => Some(keys.iter().map(|&k| values[k as usize].as_str()).collect()),
+            _ => None,
+        }
     }
 }
 
@@ -42,6 +54,13 @@ impl Table {
         match self.column(name) {
             Some(Column::U64(v)) => v,
             _ => panic!("no u64 column {name}"),
+        }
+    }
+    /// The text of each row of column `name` (`Str` or `Dict`).
+    pub fn strs(&self, name: &str) -> Vec<&str> {
+        match self.column(name).and_then(Column::strs) {
+            Some(v) => v,
+            None => panic!("no text column {name}"),
         }
     }
     pub fn rows(&self) -> usize {

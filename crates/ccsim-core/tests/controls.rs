@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 
-use ccsim_core::{Column, RunOutput, Scenario, SimError, Simulation};
+use ccsim_core::{RunOutput, Scenario, SimError, Simulation};
 use serde_json::{json, Value};
 
 fn table<'a>(out: &'a RunOutput, name: &str) -> &'a ccsim_core::Table {
@@ -24,10 +24,7 @@ fn u64s(out: &RunOutput, t: &str, col: &str) -> Vec<u64> {
 }
 
 fn strs(out: &RunOutput, t: &str, col: &str) -> Vec<String> {
-    match table(out, t).column(col) {
-        Some(Column::Str(v)) => v.clone(),
-        _ => panic!("no str column {col}"),
-    }
+    table(out, t).strs(col).into_iter().map(str::to_string).collect()
 }
 
 fn refused(s: &Value) -> String {

@@ -48,8 +48,7 @@ fn voip_delay_follows_the_newreno_sawtooth_up_to_a_full_queue() {
     let streams = &out.streams;
     let flows = streams.u64("flow");
     let owd: Vec<f64> = streams.f64("owd_mean_ms").iter().zip(flows).filter(|(_, f)| **f == voip as u64).map(|(d, _)| *d).collect();
-    let link = out.links.column("link").unwrap();
-    let ccsim_core::Column::Str(names) = link else { panic!() };
+    let names = out.links.strs("link");
     let queue_pkts: Vec<f64> = out.links.u64("queue_pkts").iter().zip(names).filter(|(_, n)| *n == "bottleneck").map(|(q, _)| *q as f64).collect();
     let settled = 100..owd.len();
     let corr = correlation(&owd[settled.clone()], &queue_pkts[settled]);
@@ -196,13 +195,13 @@ fn web_background_spawns_short_transfers_that_complete() {
     let web = json!({"kind": "web", "algorithm": "newreno", "arrival_rate": 5.0, "size_mean_bytes": 50_000, "size_shape": 1.2});
     let s = with_flows(dumbbell(10_000_000, 20 * MS, 84, 0.0, 60 * S), vec![flow("newreno", 0, 60 * S), web]);
     let out = run(&s, 1);
-    let ccsim_core::Column::Str(kinds) = out.flow_summary.column("kind").unwrap() else { panic!() };
-    let n_web = kinds.iter().filter(|k| *k == "web").count();
+    let kinds = out.flow_summary.strs("kind");
+    let n_web = kinds.iter().filter(|k| **k == "web").count();
     // Poisson arrivals at 5/s for 60 s: 300 expected, sd ~17.
     assert!((230..370).contains(&n_web), "{n_web} transfers");
     let ccsim_core::Column::Bool(done) = out.flow_summary.column("completed").unwrap() else { panic!() };
     let fct = out.flow_summary.f64("fct_s");
-    let completed: Vec<f64> = kinds.iter().zip(done).zip(fct).filter(|((k, d), _)| *k == "web" && **d).map(|(_, f)| *f).collect();
+    let completed: Vec<f64> = kinds.iter().zip(done).zip(fct).filter(|((k, d), _)| **k == "web" && **d).map(|(_, f)| *f).collect();
     assert!(completed.len() as f64 > 0.9 * n_web as f64, "{} of {n_web} completed", completed.len());
     // A transfer takes at least one RTT (40 ms); the median is a few RTTs for a 50 kB mean.
     let mut sorted = completed.clone();
@@ -211,7 +210,7 @@ fn web_background_spawns_short_transfers_that_complete() {
     assert!(sorted[sorted.len() / 2] < 2.0, "median {}", sorted[sorted.len() / 2]);
     // Mean size near 50 kB: Pareto(1.2) sample means are noisy, so a wide band.
     let bytes = out.flow_summary.u64("bytes_delivered");
-    let web_bytes: Vec<u64> = kinds.iter().zip(bytes).filter(|(k, _)| *k == "web").map(|(_, b)| *b).collect();
+    let web_bytes: Vec<u64> = kinds.iter().zip(bytes).filter(|(k, _)| **k == "web").map(|(_, b)| *b).collect();
     let mean = web_bytes.iter().sum::<u64>() as f64 / web_bytes.len() as f64;
     assert!((15_000.0..200_000.0).contains(&mean), "mean size {mean}");
     // The series hold the bulk flow only; the run stays deterministic.

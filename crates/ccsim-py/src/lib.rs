@@ -89,30 +89,36 @@ fn column_to_arrow(column: Column) -> Result<ArrayData, ArrowError> {
             let fits = v.iter().all(|&x| x <= i64::MAX as u64);
             (if fits { DataType::Int64 } else { DataType::UInt64 }, vec![Buffer::from_vec(v)])
         }
-        Column::Str(v) => {
-            let bytes: usize = v.iter().map(String::len).sum();
-            let mut values = Vec::with_capacity(bytes);
-            if bytes <= i32::MAX as usize {
-                let mut offsets = Vec::with_capacity(len + 1);
-                offsets.push(0i32);
-                for s in &v {
-                    values.extend_from_slice(s.as_bytes());
-                    offsets.push(values.len() as i32);
-                }
-                (DataType::Utf8, vec![Buffer::from_vec(offsets), Buffer::from_vec(values)])
-            } else {
-                let mut offsets = Vec::with_capacity(len + 1);
-                offsets.push(0i64);
-                for s in &v {
-                    values.extend_from_slice(s.as_bytes());
-                    offsets.push(values.len() as i64);
-                }
-                (DataType::LargeUtf8, vec![Buffer::from_vec(offsets), Buffer::from_vec(values)])
-            }
-        }
+        Column::Str(v) => utf8(len, v.iter().map(String::as_bytes)),
+        Column::Dict { keys, values } => utf8(len, keys.iter().map(|&k| values[k as usize].as_bytes())),
         Column::Bool(v) => (DataType::Boolean, vec![BooleanBuffer::collect_bool(len, |i| v[i]).into_inner()]),
     };
     ArrayData::try_new(data_type, len, None, 0, buffers, vec![])
+}
+
+/// A text column laid out as Arrow wants it: the rows' bytes end to end and their offsets (`Utf8`,
+/// or `LargeUtf8` past 2 GiB, as `pyarrow.table` chose). A dictionary column (`Column::Dict`) is
+/// written out here, row by row, so Python sees the same `string` column either way.
+fn utf8<'a>(len: usize, rows: impl Iterator<Item = &'a [u8]> + Clone) -> (DataType, Vec<Buffer>) {
+    let bytes: usize = rows.clone().map(<[u8]>::len).sum();
+    let mut values = Vec::with_capacity(bytes);
+    if bytes <= i32::MAX as usize {
+        let mut offsets = Vec::with_capacity(len + 1);
+        offsets.push(0i32);
+        for s in rows {
+            values.extend_from_slice(s);
+            offsets.push(values.len() as i32);
+        }
+        (DataType::Utf8, vec![Buffer::from_vec(offsets), Buffer::from_vec(values)])
+    } else {
+        let mut offsets = Vec::with_capacity(len + 1);
+        offsets.push(0i64);
+        for s in rows {
+            values.extend_from_slice(s);
+            offsets.push(values.len() as i64);
+        }
+        (DataType::LargeUtf8, vec![Buffer::from_vec(offsets), Buffer::from_vec(values)])
+    }
 }
 
 /// One engine table as a record batch in the Arrow C data interface: a struct array whose children

@@ -261,44 +261,34 @@ def draw_fig17(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_xlabel("number of connections n (n/5 per k)")
     ax.set_ylabel("Jain's fairness index (10-20 s)")
     ax.set_title("k in {0, .25, .5, .75, 1}, l = 1 - k, b = 50 Mbit/s (Fig. 17)", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "fig17_jain.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    path = save_figure(fig, out_dir, "fig17_jain.png", dpi=90)
     return [path, out_dir / "fig17_jain.csv"]
 
 
-def fig17_beta_claim(sweep: Any) -> str:
-    half = fig17_table(sweep, 0.5)
-    if half.empty:
-        raise LookupError("no beta = 0.5 runs in this sweep")
-    n = int(half["n"].iloc[0])
-    six = fig17_table(sweep, 0.6)
-    six = six[six["n"] == n]
-    return (f"n = {n}: Jain {six['mean'].iloc[0]:.3f} with beta 0.6, {half['mean'].iloc[0]:.3f} with beta 0.5 "
+def _fig17_sensitivity(sweep: Any, variant: dict[str, Any], runs: str, default_label: str, variant_label: str) -> str:
+    """Jain's mean at the variant's first n, beside the default runs' (beta 0.6, 10-20 s, 16 MB window)
+    at the same n."""
+    varied = fig17_table(sweep, **variant)
+    if varied.empty:
+        raise LookupError(f"no {runs} runs in this sweep")
+    n = int(varied["n"].iloc[0])
+    default = fig17_table(sweep)
+    default = default[default["n"] == n]
+    return (f"n = {n}: Jain {default['mean'].iloc[0]:.3f} {default_label}, {varied['mean'].iloc[0]:.3f} {variant_label} "
             "| SHOWN (no paper value)")
+
+
+def fig17_beta_claim(sweep: Any) -> str:
+    return _fig17_sensitivity(sweep, {"beta": 0.5}, "beta = 0.5", "with beta 0.6", "with beta 0.5")
 
 
 def fig17_late_claim(sweep: Any) -> str:
-    late = fig17_table(sweep, 0.6, late=True)
-    if late.empty:
-        raise LookupError("no late-window runs in this sweep")
-    n = int(late["n"].iloc[0])
-    early = fig17_table(sweep, 0.6)
-    early = early[early["n"] == n]
-    return (f"n = {n}: Jain {early['mean'].iloc[0]:.3f} over 10-20 s, {late['mean'].iloc[0]:.3f} over 80-100 s "
-            "| SHOWN (no paper value)")
+    return _fig17_sensitivity(sweep, {"late": True}, "late-window", "over 10-20 s", "over 80-100 s")
 
 
 def fig17_rwnd_claim(sweep: Any) -> str:
-    capped = fig17_table(sweep, 0.6, rwnd20=True)
-    if capped.empty:
-        raise LookupError("no rwnd = 20 packet runs in this sweep")
-    n = int(capped["n"].iloc[0])
-    free = fig17_table(sweep, 0.6)
-    free = free[free["n"] == n]
-    return (f"n = {n}: Jain {free['mean'].iloc[0]:.3f} with a 16 MB receiver window, {capped['mean'].iloc[0]:.3f} with ns-2's "
-            "default window_ of 20 packets | SHOWN (no paper value)")
+    return _fig17_sensitivity(sweep, {"rwnd20": True}, "rwnd = 20 packet", "with a 16 MB receiver window",
+                              "with ns-2's default window_ of 20 packets")
 
 
 def fig17_claim(sweep: Any) -> str:
@@ -496,10 +486,8 @@ def draw_fig20(sweep: Any, out_dir: Path) -> list[Path]:
     ax2.set_xlabel("time (s)")
     ax1.set_title("NewReno and IIAD, drop-tail b x RTT, b = 3 Mbit/s, RTT 50 ms (Fig. 20)", fontsize=10)
     ax1.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fig20_window_queue.png", dpi=90)
-    plt.close(fig)
-    return [out_dir / "fig20_window_queue.png", out_dir / "fig20_summary.csv"]
+    path = save_figure(fig, out_dir, "fig20_window_queue.png", dpi=90)
+    return [path, out_dir / "fig20_summary.csv"]
 
 
 def fig20_claim(sweep: Any) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ccsim.experiments.binomial import PKT_BYTES, SEED, SOURCE
-from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Claim, Experiment, Verdict, register
 from ccsim.sweep import SweepPlan
 
@@ -110,10 +110,7 @@ def draw(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("throughput lambda (packets/s)")
     ax.set_title("lambda ~ 1/p^(1/(k+l+1)) (Section 2.3, Eq. 7); dashed: theory slope", fontsize=9)
     ax.legend(fontsize=6)
-    fig.tight_layout()
-    path = out_dir / "lambda_vs_p.png"
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    path = save_figure(fig, out_dir, "lambda_vs_p.png", dpi=80)
     return [path, out_dir / "lambda_fits.csv"]
 
 

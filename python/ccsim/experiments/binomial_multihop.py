@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ccsim.experiments.binomial import IIAD, PKT_BYTES, QUICK_REPETITIONS, REPETITIONS, SEED, SOURCE
-from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Claim, Experiment, Verdict, register
 from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
@@ -111,10 +111,7 @@ def draw(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("congestion window (packets)")
     ax.set_title(f"TCP and IIAD across {HOPS} RED hops of 3 Mbit/s with web and CBR background (Figs 18-19)", fontsize=8)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out_dir / "fig19_cwnd.png"
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    path = save_figure(fig, out_dir, "fig19_cwnd.png", dpi=80)
     return [path, out_dir / "fig18_ratios.csv"]
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ccsim.experiments.binomial import IIAD, QUICK_REPETITIONS, REPETITIONS, SEED, SOURCE, base_document, flow, red_queue
-from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Claim, Experiment, Verdict, register
 from ccsim.experiments.traces import point_runs
 from ccsim.sweep import SweepPlan
@@ -188,10 +188,7 @@ def _draw_windows(sweep: Any, out_dir: Path, points: list[tuple[str, str, str, s
         ax.set_ylabel("congestion window (packets)")
         ax.set_title(f"{caption} ({figure})", fontsize=9)
         ax.legend(fontsize=7, ncol=2)
-        fig.tight_layout()
-        path = out_dir / f"{stem}_{figure.replace('Fig. ', 'fig')}_cwnd.png"
-        fig.savefig(path, dpi=80)
-        plt.close(fig)
+        path = save_figure(fig, out_dir, f"{stem}_{figure.replace('Fig. ', 'fig')}_cwnd.png", dpi=80)
         paths.append(path)
     return paths + [out_dir / f"{stem}_shares.csv"]
 

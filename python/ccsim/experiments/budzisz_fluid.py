@@ -20,7 +20,7 @@ import pandas as pd
 
 from ccsim import fluid
 from ccsim.experiments.budzisz import HD_PARAMS, JITTER, MSS_BYTES, RWND, SEED, queue_pkts
-from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Experiment, register
 from ccsim.experiments.text_claims import text_claim
 from ccsim.sweep import SweepPlan
@@ -97,10 +97,8 @@ def draw_figures(sweep: Any, out_dir: Path) -> list[Path]:
     ax.set_ylabel("queueing delay (ms)")
     ax.set_title("30 HD flows alone: fluid equilibrium vs simulation", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out_dir / "fluid_vs_packet.png", dpi=90)
-    plt.close(fig)
-    paths += [out_dir / "fluid_vs_packet.png", out_dir / "fluid_vs_packet.csv"]
+    path = save_figure(fig, out_dir, "fluid_vs_packet.png", dpi=90)
+    paths += [path, out_dir / "fluid_vs_packet.csv"]
     return paths
 
 

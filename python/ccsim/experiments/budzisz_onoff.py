@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ccsim.experiments.budzisz import HD_PARAMS, JITTER, MPERT_PARAMS, MSS_BYTES, RWND, SEED, queue_pkts
-from ccsim.experiments.helpers import pyplot
+from ccsim.experiments.helpers import pyplot, save_figure
 from ccsim.experiments.registry import Experiment, register
 from ccsim.experiments.text_claims import text_claim
 from ccsim.sweep import SweepPlan
@@ -126,10 +126,7 @@ def draw(sweep: Any, out_dir: Path, algorithm: str, variants: list[tuple[str, di
     ax2.set_xlabel("time (s); NewReno flow on in the shaded period")
     ax1.set_title(title, fontsize=10)
     ax1.legend(fontsize=8)
-    fig.tight_layout()
-    path = out_dir / filename
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    path = save_figure(fig, out_dir, filename, dpi=90)
     return [path, out_dir / "periods.csv"]
 
 

@@ -149,7 +149,7 @@ def _summaries(m: Measurements, plan: Plan, flows_rows: list[dict[str, Any]], li
         summary.append(dict(
             flow=f.index, name=f.name, kind="tcp", algorithm=f.algorithm,
             start_s=f.intervals[0][0] / 1e9, stop_s=f.intervals[-1][1] / 1e9,
-            access_delay_ms=plan.access_delay_ns / 1e6,
+            access_delay_ms=f.access_delay_ns / 1e6,
             goodput_bps=goodput_bytes * 8 / window_s if window_s > 0 else math.nan,
             active_s=active_s,
             # the kernel run has no completion time: a finite transfer counts its whole interval

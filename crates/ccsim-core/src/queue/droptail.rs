@@ -11,10 +11,20 @@ pub struct DropTail {
     pub limit_bytes: Option<u64>,
 }
 
+impl DropTail {
+    /// Admission from the occupancy alone (what `admit` decides; the link's fast path calls this):
+    /// `Err(false)`, a tail drop (never an early one), when the packet does not fit.
+    #[inline]
+    pub fn admits(&self, pkts: u64, queued_bytes: u64, bytes: u64) -> Result<(), bool> {
+        let fits = self.limit_pkts.map_or(true, |l| pkts < l) && self.limit_bytes.map_or(true, |l| queued_bytes + bytes <= l);
+        if fits { Ok(()) } else { Err(false) }
+    }
+}
+
 impl QueueDiscipline for DropTail {
     #[inline]
     fn admit(&mut self, _now: Time, bytes: u64, q: QueueState, _rng: &mut Rng) -> bool {
-        self.limit_pkts.map_or(true, |l| q.pkts < l) && self.limit_bytes.map_or(true, |l| q.bytes + bytes <= l)
+        self.admits(q.pkts, q.bytes, bytes).is_ok()
     }
     fn name(&self) -> &'static str {
         "droptail"

@@ -175,7 +175,14 @@ impl Flow {
     /// Drops a web transfer's sender and receiver once nothing of it is left to happen (see
     /// [`FinishedTransfer`]); returns whether it did. Results are the same as keeping them: no event
     /// could reach them again.
+    #[inline]
     pub fn release_if_finished(&mut self) -> bool {
+        // Asked after every packet of every flow: only a completed web transfer goes further.
+        self.id.background && self.schedule.completed_at.is_some() && self.release_transfer()
+    }
+
+    #[inline(never)]
+    fn release_transfer(&mut self) -> bool {
         let App::Tcp { sender, receiver } = &self.app else { return false };
         let c = &self.counters;
         let over = self.id.background

@@ -12,8 +12,6 @@
 //! so the jitter changes no other random choice of the run.
 
 use std::collections::VecDeque;
-use std::time::Duration;
-
 use ccsim_cc::{Rng, Time};
 
 use crate::packet::Packet;
@@ -36,8 +34,8 @@ impl SendJitter {
     /// Holds `pkt`, sent by TCP at `now`; returns its departure time if it is the new head (the loop
     /// then schedules one event for it), `None` if an earlier segment's event will release it.
     pub fn hold(&mut self, now: Time, pkt: Packet) -> Option<Time> {
-        let delay = Duration::from_nanos((self.rng.uniform() * (self.max_ns + 1) as f64) as u64);
-        let departure = (now + delay).max(self.last_departure);
+        let delay_ns = (self.rng.uniform() * (self.max_ns + 1) as f64) as u64;
+        let departure = Time(now.0.saturating_add(delay_ns)).max(self.last_departure);
         self.last_departure = departure;
         let was_empty = self.held.is_empty();
         if self.held.capacity() < 4 {

@@ -9,7 +9,7 @@ use crate::link::Link;
 use crate::scenario::Scenario;
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::{RunOutput, RunStats};
-use crate::sim::series::{CcSeries, FlowSeries, LinkName, LinkSeries, StreamSeries};
+use crate::sim::series::{CcSeries, FlowSeries, Name, LinkSeries, StreamSeries};
 use crate::sim::summary::{self, ms};
 
 pub(crate) struct Recorder {
@@ -87,6 +87,12 @@ impl Recorder {
         let sampled = self.sampled.get_or_insert_with(|| {
             (0..flows.len() as u32).filter(|&i| !flows[i as usize].id.background && !matches!(flows[i as usize].app, App::Web(_))).collect()
         });
+        // Room for this sample's rows at once: a row is then a store per column, not a check and a
+        // possible growth per value. Without the room the sample is not taken (the run then ends
+        // with `SimError::Resources`, see `out_of_memory`).
+        if !(self.flows.reserve(sampled.len()) && self.streams.reserve(sampled.len()) && self.links.reserve(links.len())) {
+            return;
+        }
         for &i in sampled.iter() {
             let f = &mut flows[i as usize];
             let delivered = f.delivered_bytes();
@@ -106,7 +112,7 @@ impl Recorder {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
                     if keep {
-                        self.flows.push(
+                        self.flows.push_reserved(
                             t,
                             flow,
                             goodput_bps,
@@ -132,7 +138,7 @@ impl Recorder {
                 App::Stream { source, sink, .. } => {
                     let c = std::mem::take(&mut sink.interval);
                     if keep {
-                        self.streams.push(
+                        self.streams.push_reserved(
                             t,
                             flow,
                             goodput_bps,
@@ -151,21 +157,43 @@ impl Recorder {
         }
         for (l, link) in links.iter_mut().enumerate() {
             let q = link.queue_state(now);
-            let c = std::mem::take(&mut link.interval);
-            let capacity_bits = link.rate_bps as f64 * secs;
-            self.links.push(
+            let queue_avg = link.average_queue().unwrap_or(f64::NAN);
+            let c = &link.interval;
+            // (qdelay_mean_ms, qdelay_max_ms, drops_queue, drops_random, utilisation, tx_bytes, drops_early)
+            let counted = if (c.arrivals | c.departures | c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns) == 0
+                && c.qdelay_sum_ns == 0
+            {
+                // Nothing arrived at or left the link in the interval (most access links of a run of
+                // many flows): the values below with every counter zero (a link's rate is > 0, so
+                // its utilisation is 0.0), and no counters to reset.
+                (f64::NAN, 0.0, 0, 0, 0.0, 0, 0)
+            } else {
+                let c = std::mem::take(&mut link.interval);
+                let capacity_bits = link.rate_bps as f64 * secs;
+                (
+                    if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
+                    c.qdelay_max_ns as f64 / 1e6,
+                    c.drops_queue,
+                    c.drops_random,
+                    c.tx_bytes as f64 * 8.0 / capacity_bits,
+                    c.tx_bytes,
+                    c.drops_early,
+                )
+            };
+            let (qdelay_mean, qdelay_max, drops_queue, drops_random, utilisation, tx_bytes, drops_early) = counted;
+            self.links.push_reserved(
                 t,
-                LinkName(l as u32),
+                Name(l as u32),
                 q.pkts,
                 q.bytes,
-                if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
-                c.qdelay_max_ns as f64 / 1e6,
-                c.drops_queue,
-                c.drops_random,
-                c.tx_bytes as f64 * 8.0 / capacity_bits,
-                c.tx_bytes,
-                c.drops_early,
-                link.average_queue().unwrap_or(f64::NAN),
+                qdelay_mean,
+                qdelay_max,
+                drops_queue,
+                drops_random,
+                utilisation,
+                tx_bytes,
+                drops_early,
+                queue_avg,
             );
         }
     }
@@ -185,10 +213,10 @@ impl Recorder {
         run_summary.extend(summary::run_summary(&flow_summary, links, bottleneck, window_s, &self.stats));
         let link_names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
         RunOutput {
-            flows: self.flows.finish(&link_names),
-            streams: self.streams.finish(&link_names),
-            cc_metrics: self.cc.finish(&link_names),
-            links: self.links.finish(&link_names),
+            flows: self.flows.finish(Vec::new()),
+            streams: self.streams.finish(Vec::new()),
+            cc_metrics: self.cc.finish(Vec::new()),
+            links: self.links.finish(link_names),
             flow_summary: flow_summary.table,
             link_summary: summary::link_summary(links, window_s, bottleneck),
             delay_hist: summary::delay_hist(flows, links),

@@ -9,7 +9,7 @@ use crate::link::Link;
 use crate::scenario::{FlowKind, Scenario};
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::RunStats;
-use crate::sim::series::series_table;
+use crate::sim::series::{series_table, Name};
 use crate::table::Table;
 
 pub(crate) fn ms(d: Option<Duration>) -> f64 {
@@ -101,7 +101,7 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
         total_goodput += goodput;
         let (sent_pkts, _, _) = f.sent();
         let h = &f.window.rtt_hist;
-        let q = |x: f64| h.quantile(x) / 1e6;
+        let [p50, p95, p99] = h.quantiles([0.5, 0.95, 0.99]).map(|v| v / 1e6);
         let kind = match id.kind {
             FlowKind::Tcp => "tcp",
             FlowKind::Cbr => "cbr",
@@ -121,7 +121,7 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             App::Stream { sink, .. } => (Some(&sink.owd_hist), sink.jitter_ns / 1e6, sink.lost() as f64),
             App::Tcp { .. } | App::Finished(_) | App::Web(_) => (None, f64::NAN, f64::NAN),
         };
-        let oq = |x: f64| owd.map_or(f64::NAN, |h| h.quantile(x) / 1e6);
+        let [o50, o95, o99] = owd.map_or([f64::NAN; 3], |h| h.quantiles([0.5, 0.95, 0.99]).map(|v| v / 1e6));
         fs.push(
             i as u64,
             id.name.clone(),
@@ -144,9 +144,9 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             c.drops_random,
             if sent_pkts == 0 { 0.0 } else { c.data_dropped_pkts as f64 / sent_pkts as f64 },
             h.mean() / 1e6,
-            q(0.5),
-            q(0.95),
-            q(0.99),
+            p50,
+            p95,
+            p99,
             ms(rtt_min),
             ms(rtt_max),
             match (sched.bytes, sched.completed_at) {
@@ -155,15 +155,15 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             },
             sched.completed_at.is_some(),
             owd.map_or(f64::NAN, |h| h.mean() / 1e6),
-            oq(0.5),
-            oq(0.95),
-            oq(0.99),
+            o50,
+            o95,
+            o99,
             owd.map_or(f64::NAN, |h| if h.count() == 0 { f64::NAN } else { h.max() as f64 / 1e6 }),
             jitter_ms,
             lost,
         );
     }
-    FlowSummary { table: fs.finish(&[]), tcp_goodputs, total_goodput }
+    FlowSummary { table: fs.finish(Vec::new()), tcp_goodputs, total_goodput }
 }
 
 fn utilisation(l: &Link, window_s: f64) -> f64 {
@@ -223,16 +223,16 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> 
     for (i, l) in links.iter().enumerate() {
         let c = &l.window;
         let h = &l.qdelay_hist;
-        let q = |x: f64| h.quantile(x) / 1e6;
+        let [p50, p95, p99] = h.quantiles([0.5, 0.95, 0.99]).map(|v| v / 1e6);
         ls.push(
             l.name.clone(),
             l.rate_bps,
             i == bottleneck,
             utilisation(l, window_s),
             h.mean() / 1e6,
-            q(0.5),
-            q(0.95),
-            q(0.99),
+            p50,
+            p95,
+            p99,
             h.max() as f64 / 1e6,
             c.arrivals,
             c.departures,
@@ -242,14 +242,14 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> 
             c.drops_early,
         );
     }
-    ls.finish(&[])
+    ls.finish(Vec::new())
 }
 
 series_table! {
     /// One row per non-empty bucket of a delay histogram.
     DelayHistRows {
         what: &'static str,
-        name: String,
+        name: Name,
         value_ms: f64,
         count: u64,
     }
@@ -257,23 +257,31 @@ series_table! {
 
 /// The per-packet delay histograms of the summary window as a long table (what, name, value_ms,
 /// count; name = the link's or the flow's): every link's queueing delay (links that carried packets) and every TCP flow's
-/// RTT samples, for CDFs of per-packet samples rather than of interval means.
+/// RTT samples, for CDFs of per-packet samples rather than of interval means. A histogram has a
+/// few rows: its name is written once (a dictionary column), not once per row.
 pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
     let rtt_flows = || flows.iter().filter(|f| matches!(f.app, App::Tcp { .. }) && !f.id.background);
-    let rows = links.iter().map(|l| l.qdelay_hist.buckets().count()).sum::<usize>()
-        + rtt_flows().map(|f| f.window.rtt_hist.buckets().count()).sum::<usize>();
+    let rows = links.iter().map(|l| l.qdelay_hist.buckets_used()).sum::<usize>()
+        + rtt_flows().map(|f| f.window.rtt_hist.buckets_used()).sum::<usize>();
     let mut t = DelayHistRows::with_capacity(rows);
+    let mut names = Vec::new();
     for l in links {
-        for (v, c) in l.qdelay_hist.buckets() {
-            t.push("qdelay", l.name.clone(), v / 1e6, c);
+        let mut rows = l.qdelay_hist.buckets().peekable();
+        if rows.peek().is_some() {
+            let name = Name(names.len() as u32);
+            names.push(l.name.clone());
+            rows.for_each(|(v, c)| t.push("qdelay", name, v / 1e6, c));
         }
     }
     for f in rtt_flows() {
-        for (v, c) in f.window.rtt_hist.buckets() {
-            t.push("rtt", f.id.name.clone(), v / 1e6, c);
+        let mut rows = f.window.rtt_hist.buckets().peekable();
+        if rows.peek().is_some() {
+            let name = Name(names.len() as u32);
+            names.push(f.id.name.clone());
+            rows.for_each(|(v, c)| t.push("rtt", name, v / 1e6, c));
         }
     }
-    t.finish(&[])
+    t.finish(names)
 }
 
 /// The run's scalars after its duration, window and flow count: fairness, goodput, the bottleneck

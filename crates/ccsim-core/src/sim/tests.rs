@@ -140,3 +140,34 @@ fn tail_loss_probes_act_on_short_transfers() {
     assert!(transfers > 400, "{transfers} transfers");
     assert!(probes > 0, "{probes} probes, {timeouts} timeouts");
 }
+
+/// A link with nothing counted in an interval gets its row of zeros (the recorder's shortcut for
+/// idle links), and the rows of every link add up to what it carried over the run: nothing is
+/// lost or counted twice across the idle intervals.
+#[test]
+fn an_idle_links_rows_are_zeros_and_the_rows_add_up() {
+    let s = 1_000_000_000u64;
+    let mut scenario = crate::fixtures::dumbbell(10_000_000, 20_000_000, 84, 4 * s, s / 10, &[crate::fixtures::newreno(), crate::fixtures::newreno()]);
+    // flow1 on from 0 to 1 s and from 2 to 3 s: its access links idle in between and at the end
+    scenario["flows"][1]["intervals"] = json!([{"start_ns": 0, "stop_ns": s}, {"start_ns": 2 * s, "stop_ns": 3 * s}]);
+    let mut sim = Simulation::from_json(&scenario.to_string(), 1).unwrap();
+    sim.run_until(Time(4 * s)).unwrap();
+    let totals: Vec<(String, u64)> = sim.links.iter().map(|l| (l.name.clone(), l.window.tx_bytes)).collect();
+    let out = sim.finish().unwrap();
+    let (links, time) = (out.links.strs("link"), out.links.f64("time_s"));
+    let (tx, util, qmax, qmean) = (out.links.u64("tx_bytes"), out.links.f64("utilisation"), out.links.f64("qdelay_max_ms"), out.links.f64("qdelay_mean_ms"));
+    for (name, total) in &totals {
+        let rows: Vec<usize> = (0..links.len()).filter(|&r| links[r] == name).collect();
+        assert_eq!(rows.len(), 40, "{name}: a row per 100 ms");
+        assert_eq!(rows.iter().map(|&r| tx[r]).sum::<u64>(), *total, "{name}: the rows add up to the link's bytes");
+    }
+    let access = |r: usize| links[r] == "access:flow1";
+    let idle: Vec<usize> = (0..links.len()).filter(|&r| access(r) && (1.5..=2.0).contains(&time[r])).collect();
+    let busy: Vec<usize> = (0..links.len()).filter(|&r| access(r) && (2.1..=3.0).contains(&time[r])).collect();
+    assert_eq!(idle.len(), 6);
+    for &r in &idle {
+        assert_eq!((tx[r], util[r].to_bits(), qmax[r].to_bits()), (0, 0.0f64.to_bits(), 0.0f64.to_bits()), "row {r} at {} s", time[r]);
+        assert!(qmean[r].is_nan());
+    }
+    assert!(busy.iter().all(|&r| tx[r] > 0 && util[r] > 0.0), "flow1 sends again from 2 s");
+}

@@ -10,18 +10,19 @@ use crate::sim::Simulation;
 impl Simulation {
     /// Puts the sender's new packets on its first link and keeps its RTO timer event in place.
     pub(super) fn transmit_from_sender(&mut self, f: u32) {
-        let mut out = std::mem::take(&mut self.out);
         if let Some(host) = &mut self.flows[f as usize].host {
-            for pkt in out.drain(..) {
+            for &pkt in &self.out {
                 if let Some(t) = host.hold(self.now, pkt) {
                     self.events.schedule(t, Event::HostDepart(f));
                 }
             }
+        } else {
+            for i in 0..self.out.len() {
+                let pkt = self.out[i];
+                self.enqueue_on_route(pkt);
+            }
         }
-        for pkt in out.drain(..) {
-            self.enqueue_on_route(pkt);
-        }
-        self.out = out;
+        self.out.clear();
         let flow = &mut self.flows[f as usize];
         let App::Tcp { sender, .. } = &flow.app else { return };
         if let Some(d) = sender.timer_deadline() {
@@ -42,6 +43,7 @@ impl Simulation {
         }
     }
 
+    #[inline]
     pub(super) fn sync_delack_timer(&mut self, f: usize) {
         let flow = &mut self.flows[f];
         let App::Tcp { receiver, .. } = &flow.app else { return };
@@ -54,6 +56,7 @@ impl Simulation {
 
     /// The event may be stale (the deadline moved); re-arm or fire as due. The sender's
     /// retransmission timer carries the RTO and, with RACK-TLP, the probe and reordering timeouts.
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_rto_timer(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
@@ -75,6 +78,7 @@ impl Simulation {
         }
     }
 
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_delack_timer(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];

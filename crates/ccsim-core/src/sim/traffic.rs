@@ -14,6 +14,7 @@ use crate::tcp::{Receiver, Sender};
 use crate::topology::{self, Route};
 
 impl Simulation {
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_flow_start(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
@@ -44,6 +45,7 @@ impl Simulation {
         }
     }
 
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_flow_stop(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
         if let Some(app) = &mut flow.app_rate {
@@ -72,6 +74,7 @@ impl Simulation {
 
     /// A web transfer starts: a new finite TCP flow on the generator's links; then the next arrival.
     /// A transfer whose algorithm cannot be built is an error (see `web.rs`), never skipped.
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_web_arrival(&mut self, g: u32) -> Result<(), SimError> {
         let now = self.now;
         if now >= self.end {
@@ -143,6 +146,7 @@ impl Simulation {
     }
 
     /// A rate-limited application's next write is due (a stale event does nothing).
+    #[inline(never)] // rare next to packet deliveries: kept out of the event loop
     pub(super) fn on_app_write(&mut self, f: u32) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];

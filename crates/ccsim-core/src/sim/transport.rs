@@ -19,14 +19,15 @@ impl Simulation {
         if l == self.bottleneck {
             self.recorder.stats.bottleneck_packets += 1;
         }
-        let f = pkt.flow as usize;
-        let route_len = match pkt.kind {
-            PacketKind::Data => self.flows[f].route.forward.len(),
-            PacketKind::Ack => self.flows[f].route.reverse.len(),
-        };
         pkt.hop += 1;
-        if (pkt.hop as usize) < route_len {
-            self.enqueue_on_route(pkt);
+        // The next hop read once from the route (its length and the link in one look-up).
+        let route = &self.flows[pkt.flow as usize].route;
+        let next = match pkt.kind {
+            PacketKind::Data => route.forward.get(pkt.hop as usize),
+            PacketKind::Ack => route.reverse.get(pkt.hop as usize),
+        };
+        if let Some(&next) = next {
+            self.enqueue_on_link(next, pkt, in_window);
             return;
         }
         match pkt.kind {
@@ -37,22 +38,28 @@ impl Simulation {
 
     /// Puts `pkt` on the link of its next hop; a drop is counted against its flow.
     pub(super) fn enqueue_on_route(&mut self, pkt: Packet) {
-        let f = pkt.flow as usize;
-        let route = match pkt.kind {
-            PacketKind::Data => &self.flows[f].route.forward,
-            PacketKind::Ack => &self.flows[f].route.reverse,
+        let route = &self.flows[pkt.flow as usize].route;
+        let l = match pkt.kind {
+            PacketKind::Data => route.forward[pkt.hop as usize],
+            PacketKind::Ack => route.reverse[pkt.hop as usize],
         };
-        let l = route[pkt.hop as usize];
+        let in_window = self.recorder.in_window(self.now);
+        self.enqueue_on_link(l, pkt, in_window);
+    }
+
+    /// Puts `pkt` on link `l` (the one of its hop); `in_window`: now is inside the summary window.
+    #[inline]
+    fn enqueue_on_link(&mut self, l: u32, pkt: Packet, in_window: bool) {
         if !self.links[l as usize].try_reserve_one() {
             let link = &self.links[l as usize].name;
             self.failed = Some(SimError::Resources(format!("the packets held by link {link} (its queue and its bandwidth-delay product)")));
             return;
         }
-        let in_window = self.recorder.in_window(self.now);
         match self.links[l as usize].enqueue(self.now, pkt, in_window) {
             Ok(Some(t)) => self.events.schedule(t, Event::LinkDeliver(l)),
             Ok(None) => {}
             Err(why) => {
+                let f = pkt.flow as usize;
                 let c = &mut self.flows[f].counters;
                 match why {
                     Drop::Queue => c.drops_queue += 1,

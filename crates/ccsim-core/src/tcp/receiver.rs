@@ -109,7 +109,9 @@ impl Receiver {
             self.rcv_nxt = self.rcv_nxt.max(b);
             self.ooo.remove(0);
         }
-        self.recent_blocks.retain(|&(_, b)| b > self.rcv_nxt);
+        if !self.recent_blocks.is_empty() {
+            self.recent_blocks.retain(|&(_, b)| b > self.rcv_nxt);
+        }
         if let Some(q) = &mut self.quickack {
             q.on_in_order_data(now);
             self.unacked_bytes += pkt.len as u64;
@@ -170,7 +172,9 @@ impl Receiver {
         self.acks_sent += 1;
         let mut sack = [(0, 0); MAX_SACK_BLOCKS];
         let n = self.recent_blocks.len().min(MAX_SACK_BLOCKS);
-        sack[..n].copy_from_slice(&self.recent_blocks[..n]);
+        if n > 0 {
+            sack[..n].copy_from_slice(&self.recent_blocks[..n]);
+        }
         Packet {
             flow: self.flow,
             kind: PacketKind::Ack,

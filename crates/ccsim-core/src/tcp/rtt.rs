@@ -9,39 +9,54 @@ use std::time::Duration;
 
 use crate::tcp::linux_rto::LinuxRto;
 
-/// RFC 6298 retransmission-timer state.
+/// RFC 6298 retransmission-timer state. The estimator's arithmetic is in whole nanoseconds
+/// (`u64`), not `Duration`: the same values (a `Duration` divided by 2, 4 or 8 is the floor of its
+/// nanoseconds divided so, since a second is a multiple of 8 ns), at a fraction of the instructions
+/// per ACK (docs/performance.md, "Instructions per packet").
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
-    pub srtt: Option<Duration>,
-    pub rttvar: Duration,
-    rto: Duration,
-    min_rto: Duration,
-    max_rto: Duration,
+    /// SRTT, also kept as a `Duration` for the readers of every ACK.
+    srtt: Option<Duration>,
+    srtt_ns: u64,
+    rttvar_ns: u64,
+    rto_ns: u64,
+    min_rto_ns: u64,
+    max_rto_ns: u64,
     /// Clock granularity G of RFC 6298 (the simulator's clock is exact; `timer_granularity_ns`, 1 ms
     /// by default, mimics FreeBSD hz = 1000).
-    granularity: Duration,
+    granularity_ns: u64,
     /// Number of consecutive expiries without a fresh sample; the timer runs at rto * 2^backoff.
     pub backoff: u32,
-    pub latest: Option<Duration>,
+    /// Lifetime minimum and maximum sample (read on every ACK, changed by few); their nanoseconds
+    /// are what each new sample is compared with.
     pub min: Option<Duration>,
     pub max: Option<Duration>,
+    min_ns: u64,
+    max_ns: u64,
     /// Linux's estimator state, when `rto_estimator = "linux"`.
     linux: Option<LinuxRto>,
+}
+
+/// Nanoseconds of `d`, saturating at `u64::MAX` (584 years).
+fn ns(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
 }
 
 impl RttEstimator {
     pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration) -> RttEstimator {
         RttEstimator {
             srtt: None,
-            rttvar: Duration::ZERO,
-            rto: initial_rto,
-            min_rto,
-            max_rto,
-            granularity: Duration::from_millis(1),
+            srtt_ns: 0,
+            rttvar_ns: 0,
+            rto_ns: ns(initial_rto),
+            min_rto_ns: ns(min_rto),
+            max_rto_ns: ns(max_rto),
+            granularity_ns: 1_000_000,
             backoff: 0,
-            latest: None,
             min: None,
             max: None,
+            min_ns: u64::MAX,
+            max_ns: 0,
             linux: None,
         }
     }
@@ -53,14 +68,31 @@ impl RttEstimator {
 
     /// Sets the clock granularity G (RFC 6298 section 2), 1 ms unless the scenario says otherwise.
     pub fn set_granularity(&mut self, g: Duration) {
-        self.granularity = g;
+        self.granularity_ns = ns(g);
     }
 
-    /// Records a raw sample for the algorithms (min/max/latest) without touching the RTO estimator.
+    /// SRTT, once there is a sample.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+
+    /// RTTVAR (RFC 6298), or Linux's `rttvar` (4 times the deviation it tracks, divided by 4).
+    pub fn rttvar(&self) -> Duration {
+        Duration::from_nanos(self.rttvar_ns)
+    }
+
+    /// Records a raw sample for the algorithms (lifetime min/max) without touching the RTO estimator.
+    #[inline]
     pub fn observe(&mut self, r: Duration) {
-        self.latest = Some(r);
-        self.min = Some(self.min.map_or(r, |m| m.min(r)));
-        self.max = Some(self.max.map_or(r, |m| m.max(r)));
+        let n = ns(r);
+        if self.min.is_none() || n < self.min_ns {
+            self.min_ns = n;
+            self.min = Some(r);
+        }
+        if self.max.is_none() || n > self.max_ns {
+            self.max_ns = n;
+            self.max = Some(r);
+        }
     }
 
     /// RFC 6298 section 2.2/2.3: folds a valid sample into SRTT/RTTVAR, recomputes RTO and, since
@@ -68,33 +100,40 @@ impl RttEstimator {
     /// `snd_una` (after this ACK) and `snd_nxt` delimit Linux's rounds; RFC 6298 ignores them.
     pub fn update_rto(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
         if let Some(linux) = &mut self.linux {
-            let rto = linux.sample(r, snd_una, snd_nxt, self.min_rto);
-            self.srtt = Some(linux.srtt());
-            self.rttvar = linux.rttvar();
-            self.rto = rto.min(self.max_rto); // tcp_bound_rto; RTO >= SRTT + min RTO already
+            let rto = linux.sample(r, snd_una, snd_nxt, Duration::from_nanos(self.min_rto_ns));
+            let srtt = linux.srtt();
+            self.srtt = Some(srtt);
+            self.srtt_ns = ns(srtt);
+            self.rttvar_ns = ns(linux.rttvar());
+            self.rto_ns = ns(rto).min(self.max_rto_ns); // tcp_bound_rto; RTO >= SRTT + min RTO already
             self.backoff = 0;
             return;
         }
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2;
-            }
-            Some(srtt) => {
-                let diff = if srtt > r { srtt - r } else { r - srtt };
-                self.rttvar = self.rttvar * 3 / 4 + diff / 4;
-                self.srtt = Some(srtt * 7 / 8 + r / 8);
-            }
+        let r_ns = ns(r);
+        if self.srtt.is_none() {
+            self.srtt_ns = r_ns;
+            self.rttvar_ns = r_ns / 2;
+        } else {
+            let diff = self.srtt_ns.abs_diff(r_ns);
+            self.rttvar_ns = self.rttvar_ns * 3 / 4 + diff / 4;
+            self.srtt_ns = self.srtt_ns * 7 / 8 + r_ns / 8;
         }
-        let srtt = self.srtt.unwrap_or(r);
-        self.rto = (srtt + self.granularity.max(self.rttvar * 4)).clamp(self.min_rto, self.max_rto);
+        self.srtt = Some(Duration::from_nanos(self.srtt_ns));
+        let var = self.granularity_ns.max(self.rttvar_ns.saturating_mul(4));
+        self.rto_ns = self.srtt_ns.saturating_add(var).clamp(self.min_rto_ns, self.max_rto_ns);
         self.backoff = 0;
     }
 
     /// The current timer value: RTO doubled per expiry (RFC 6298 5.5), capped at the maximum.
     pub fn rto(&self) -> Duration {
-        let factor = 1u32.checked_shl(self.backoff.min(30)).unwrap_or(u32::MAX);
-        self.rto.saturating_mul(factor).min(self.max_rto)
+        Duration::from_nanos(self.rto_ns())
+    }
+
+    /// `rto()` in nanoseconds.
+    #[inline]
+    pub fn rto_ns(&self) -> u64 {
+        let factor = 1u64 << self.backoff.min(30);
+        self.rto_ns.saturating_mul(factor).min(self.max_rto_ns)
     }
 
     /// RFC 6298 5.5: back off the timer after an expiry.
@@ -116,13 +155,13 @@ mod tests {
         let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
         assert_eq!(e.rto(), ms(1000), "initial RTO 1 s");
         e.update_rto(ms(100), 0, 0);
-        assert_eq!(e.srtt, Some(ms(100)));
-        assert_eq!(e.rttvar, ms(50));
+        assert_eq!(e.srtt(), Some(ms(100)));
+        assert_eq!(e.rttvar(), ms(50));
         assert_eq!(e.rto(), ms(300), "100 + 4*50");
         e.update_rto(ms(200), 0, 0);
         // rttvar = 3/4*50 + 1/4*100 = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5; rto = 112.5 + 250 = 362.5
-        assert_eq!(e.rttvar, Duration::from_micros(62_500));
-        assert_eq!(e.srtt, Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
         assert_eq!(e.rto(), Duration::from_micros(362_500));
     }
 
@@ -151,7 +190,7 @@ mod tests {
         e.update_rto(ms(10), 10, 20);
         assert_eq!(e.rto(), ms(210), "10 ms + max(2*10 ms, 200 ms), not RFC 6298's clamp to 200 ms");
         e.update_rto(ms(10), 30, 40);
-        assert_eq!(e.srtt, Some(ms(10)));
+        assert_eq!(e.srtt(), Some(ms(10)));
         assert_eq!(e.rto(), ms(210));
         e.on_timeout();
         assert_eq!(e.rto(), ms(420));

@@ -5,11 +5,19 @@
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     ranges: Vec<(u64, u64)>,
+    /// Bytes the ranges cover, kept as they change: the sender asks for it several times per ACK
+    /// (RFC 6675 pipe, the delivered count), a sum over the ranges each time.
+    total: u64,
 }
 
 impl Scoreboard {
     pub fn clear(&mut self) {
         self.ranges.clear();
+        self.total = 0;
+    }
+
+    fn sum(&self) -> u64 {
+        self.ranges.iter().map(|(a, b)| b - a).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -22,21 +30,28 @@ impl Scoreboard {
         if end <= start {
             return 0;
         }
-        let before = self.total();
+        let before = self.total;
         crate::ranges::insert_merged(&mut self.ranges, start, end);
-        self.total() - before
+        self.total = self.sum();
+        self.total - before
     }
 
     /// Drops everything below the new cumulative ACK.
     pub fn advance(&mut self, snd_una: u64) {
+        if self.ranges.is_empty() {
+            return;
+        }
         self.ranges.retain(|&(_, b)| b > snd_una);
         if let Some(first) = self.ranges.first_mut() {
             first.0 = first.0.max(snd_una);
         }
+        self.total = self.sum();
     }
 
+    /// SACKed bytes in all.
+    #[inline]
     pub fn total(&self) -> u64 {
-        self.ranges.iter().map(|(a, b)| b - a).sum()
+        self.total
     }
 
     /// SACKed bytes inside [from, to).
@@ -105,8 +120,11 @@ mod tests {
         assert_eq!(sb.highest(), Some(6000));
         sb.advance(4500);
         assert_eq!(sb.total(), 1500);
+        assert_eq!(sb.total(), sb.sum());
         assert_eq!(sb.sacked_until(5000), Some(6000));
         assert_eq!(sb.sacked_until(4000), None);
+        sb.clear();
+        assert_eq!((sb.total(), sb.sum()), (0, 0));
     }
 
     #[test]

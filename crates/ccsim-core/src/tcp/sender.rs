@@ -93,8 +93,9 @@ struct Round {
     index: u64,
     started: Time,
     delivered_at_start: u64,
-    max_rtt: Option<Duration>,
-    min_rtt: Option<Duration>,
+    /// The round's largest and smallest RTT sample, in nanoseconds (compared on every ACK).
+    max_rtt_ns: Option<u64>,
+    min_rtt_ns: Option<u64>,
 }
 
 pub struct Sender {
@@ -356,6 +357,16 @@ impl Sender {
         }
     }
 
+    /// When the retransmission timer started at `now` expires (`now + rto()`, RFC 6298 5.1 and
+    /// 5.3), without converting the RFC 6298 timer's nanoseconds to a `Duration` and back on every ACK.
+    #[inline]
+    fn rto_from(&self, now: Time) -> Time {
+        match &self.ns2_rto {
+            Some(ns2) => now + ns2.rto(),
+            None => Time(now.0.saturating_add(self.rtt.rto_ns())),
+        }
+    }
+
     /// Consecutive expiries of the timer without a valid RTT sample, this one included.
     fn rto_expiries(&self) -> u32 {
         match &self.ns2_rto {
@@ -366,12 +377,12 @@ impl Sender {
 
     fn arm_rto_if_idle(&mut self, now: Time) {
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto());
+            self.rto_deadline = Some(self.rto_from(now));
         }
     }
 
     fn restart_rto(&mut self, now: Time) {
-        self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rto()) } else { None };
+        self.rto_deadline = if self.snd_una < self.snd_max { Some(self.rto_from(now)) } else { None };
     }
 
     /// ns-2 `maxburst_`: `try_send` has sent all this event may send.
@@ -386,6 +397,7 @@ impl Sender {
         ssthresh
     }
 
+    #[inline]
     fn send_segment(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
         let len = self.seg_len(seq);
         debug_assert!(len > 0);
@@ -456,6 +468,10 @@ impl Sender {
 
     /// Sends what the windows allow.
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.max_burst == 0 && !self.in_fast_recovery && self.dupacks == 0 && self.snd_nxt == self.snd_max {
+            self.send_open(now, out);
+            return;
+        }
         loop {
             if self.burst_exhausted() {
                 self.cwnd_limited = true;
@@ -537,6 +553,34 @@ impl Sender {
         }
     }
 
+    /// `try_send` in the open state, the common case: no recovery, no duplicate ACKs (so no
+    /// limited transmit, RFC 3042), nothing to go back over after a timeout, no burst limit. The
+    /// same rules as the general loop with what cannot apply left out: new segments while the
+    /// application has data, the receiver window takes them and FlightSize stays within cwnd
+    /// (RFC 5681 section 3; the send loop of FreeBSD `tcp_output`, Linux `tcp_write_xmit`).
+    fn send_open(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let cwnd = self.w.cwnd_bytes.max(self.mss);
+        loop {
+            if self.snd_nxt >= self.app_end {
+                self.cwnd_limited = false;
+                return;
+            }
+            let len = self.seg_len(self.snd_nxt);
+            if self.snd_nxt + len - self.snd_una > self.rwnd {
+                self.cwnd_limited = false;
+                return;
+            }
+            if self.snd_nxt - self.snd_una + len > cwnd {
+                self.cwnd_limited = true;
+                return;
+            }
+            let seq = self.snd_nxt;
+            let sent = self.send_segment(now, seq, out);
+            self.burst_sent += 1;
+            self.snd_nxt = seq + sent;
+        }
+    }
+
     fn enter_fast_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.in_fast_recovery = true;
         self.in_rto_recovery = false;
@@ -567,7 +611,7 @@ impl Sender {
         if let Some(ns2) = &mut self.ns2_rto {
             ns2.cancel_timing(); // ns-2 also stops timing the segment in flight
         }
-        self.rto_deadline = Some(now + self.rto());
+        self.rto_deadline = Some(self.rto_from(now));
         if self.sack && self.ns2_sack1_recovery {
             let outstanding_pkts = self.flight_size().div_ceil(self.mss);
             self.ns2_sack1 = Some(Ns2Sack1::enter(outstanding_pkts, self.dupthresh));
@@ -630,8 +674,9 @@ impl Sender {
         if let Some(r) = rtt_sample {
             self.rtt.observe(r);
             self.latest_rtt = Some(r);
-            self.round.max_rtt = Some(self.round.max_rtt.map_or(r, |m| m.max(r)));
-            self.round.min_rtt = Some(self.round.min_rtt.map_or(r, |m| m.min(r)));
+            let n = r.as_nanos() as u64;
+            self.round.max_rtt_ns = Some(self.round.max_rtt_ns.map_or(n, |m| m.max(n)));
+            self.round.min_rtt_ns = Some(self.round.min_rtt_ns.map_or(n, |m| m.min(n)));
         }
         let was_in_recovery = self.in_fast_recovery;
         let is_dupack = newly_acked == 0 && self.snd_max > self.snd_una;
@@ -714,16 +759,16 @@ impl Sender {
         }
         // RACK: loss detection on this ACK, and recovery once a segment is marked lost (Linux
         // tcp_identify_packet_loss, tcp_time_to_recover "the loss is proven").
-        let cx = self.rack_context(now);
-        let newly_lost = match &mut self.rack {
-            Some(rack) => {
+        let cx = if self.rack.is_some() { Some(self.rack_context(now)) } else { None };
+        let newly_lost = match (&mut self.rack, cx) {
+            (Some(rack), Some(cx)) => {
                 let marked = rack.on_ack_detect(&cx) > 0;
                 if !self.in_fast_recovery && rack.lost_bytes() > 0 && self.snd_una >= self.recover {
                     self.enter_fast_recovery(now, out);
                 }
                 marked
             }
-            None => self.prr_on && self.scoreboard.lost_bound(self.dupthresh, self.mss) > lost_bound_before,
+            _ => self.prr_on && self.scoreboard.lost_bound(self.dupthresh, self.mss) > lost_bound_before,
         };
 
         // The algorithm sees the round first (if this ACK ended it), then the ACK, then the exit.
@@ -733,15 +778,15 @@ impl Sender {
                 now,
                 index: self.round.index,
                 rtt: rtt_sample,
-                max_rtt_in_round: self.round.max_rtt,
-                min_rtt_in_round: self.round.min_rtt,
+                max_rtt_in_round: self.round.max_rtt_ns.map(Duration::from_nanos),
+                min_rtt_in_round: self.round.min_rtt_ns.map(Duration::from_nanos),
                 min_rtt: self.rtt.min,
                 delivered_bytes: delivered - self.round.delivered_at_start,
                 duration: now - self.round.started,
             };
             self.cc.on_round(&mut self.w, &r);
             self.stats.rounds += 1;
-            self.round = Round { marker: None, index: self.round.index + 1, started: now, delivered_at_start: delivered, max_rtt: None, min_rtt: None };
+            self.round = Round { marker: None, index: self.round.index + 1, started: now, delivered_at_start: delivered, max_rtt_ns: None, min_rtt_ns: None };
         }
         let sample = AckSample {
             now,
@@ -850,7 +895,7 @@ impl Sender {
             tlp.probe_sent(self.snd_max, !new_data);
         }
         self.stats.loss_probes += 1;
-        self.rto_deadline = Some(now + self.rto());
+        self.rto_deadline = Some(self.rto_from(now));
     }
 
     /// RACK's reordering timer fired (Linux `tcp_rack_reo_timeout`): mark what is now overdue, start
@@ -955,7 +1000,7 @@ impl Sender {
         }
         self.high_rxt = self.snd_una;
         self.snd_nxt = self.snd_una;
-        self.rto_deadline = Some(now + self.rto());
+        self.rto_deadline = Some(self.rto_from(now));
         self.try_send(now, out);
     }
 
@@ -968,7 +1013,7 @@ impl Sender {
     pub fn srtt(&self) -> Option<Duration> {
         match &self.ns2_rto {
             Some(ns2) => ns2.srtt(),
-            None => self.rtt.srtt,
+            None => self.rtt.srtt(),
         }
     }
 
@@ -1274,10 +1319,10 @@ mod tests {
         let backed_off = s.rtt.rto();
         assert_eq!(backed_off, Duration::from_secs(2), "initial 1 s RTO doubled");
         s.on_ack(at(1040), &ack(MSS, 1000, true), &mut out);
-        assert_eq!(s.rtt.srtt, None, "the echoed segment was a retransmission: no sample");
+        assert_eq!(s.rtt.srtt(), None, "the echoed segment was a retransmission: no sample");
         assert_eq!(s.rtt.rto(), backed_off, "backoff kept until a valid sample (RFC 6298 5.7)");
         s.on_ack(at(1100), &ack(3 * MSS, 1060, false), &mut out);
-        assert_eq!(s.rtt.srtt, Some(Duration::from_millis(40)));
+        assert_eq!(s.rtt.srtt(), Some(Duration::from_millis(40)));
         assert_eq!(s.rtt.rto(), Duration::from_millis(200), "40 + 4*20 = 120 -> min RTO 200 ms");
     }
 

@@ -1,0 +1,128 @@
+"""``ccsim compare``: two run directories side by side, B's difference from A in percent."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ccsim.cli import cli
+from ccsim.compare import FLOW_METRICS, LINK_METRICS, compare_runs, scenario_differences
+from ccsim.result import Result
+
+TWO_FLOWS = """
+[run]
+duration = "4s"
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbit"
+bottleneck_delay = "10ms"
+queue = "40pkt"
+loss = {loss}
+[[flows]]
+name = "{first}"
+algorithm = "newreno"
+[[flows]]
+name = "late"
+algorithm = "htcp"
+start = "1s"
+"""
+
+
+def _run(tmp_path: Path, tag: str, loss: float = 0.0, first: str = "early") -> Path:
+    scenario = tmp_path / f"{tag}.toml"
+    scenario.write_text(TWO_FLOWS.format(loss=loss, first=first))
+    out = tmp_path / tag
+    result = CliRunner().invoke(cli, ["-q", "run", str(scenario), "--out", str(out), "--no-plots"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("compare")
+    return tmp, _run(tmp, "clean"), _run(tmp, "lossy", loss=0.01)
+
+
+def test_rows_hold_both_values_and_the_difference(runs):
+    _, clean, lossy = runs
+    a, b = Result.load(clean), Result.load(lossy)
+    c = compare_runs(a, b, "clean", "lossy")
+    assert list(c.rows["scope"].unique()) == ["early", "late", "bottleneck"]
+    assert len(c.rows) == 2 * len(FLOW_METRICS) + len(LINK_METRICS)
+    goodput = c.rows[(c.rows["scope"] == "late") & (c.rows["metric"] == "goodput (Mbit/s)")].iloc[0]
+    expected_a = a.summary.set_index("name").at["late", "goodput_bps"] / 1e6
+    expected_b = b.summary.set_index("name").at["late", "goodput_bps"] / 1e6
+    assert goodput["a"] == pytest.approx(expected_a) and goodput["b"] == pytest.approx(expected_b)
+    assert goodput["diff_pct"] == pytest.approx((expected_b - expected_a) / expected_a * 100)
+    drops = c.rows[(c.rows["scope"] == "bottleneck") & (c.rows["metric"] == "queue drops")].iloc[0]
+    assert drops["a"] == a.link_summary.set_index("link").at["bottleneck", "drops_queue"]
+    # the set-ups differ in the loss rate only, and the comparison says so
+    assert c.notes == ["the scenarios differ in topology.bottleneck.loss_rate"]  # the resolved document's path
+
+
+def test_a_run_against_itself_differs_by_nothing(runs):
+    _, clean, _ = runs
+    r = Result.load(clean)
+    c = compare_runs(r, r)
+    nonzero = c.rows[c.rows["a"] != 0]
+    assert len(nonzero) > 10 and (nonzero["diff_pct"] == 0).all() and c.notes == []
+    # a zero in A has no percentage
+    assert c.rows.loc[c.rows["a"] == 0, "diff_pct"].isna().all()
+
+
+def test_scenario_differences_name_the_paths():
+    a = {"seed": 1, "topology": {"loss": 0.0, "rate": 10}, "flows": [{"algorithm": "newreno"}, {"algorithm": "chd"}]}
+    b = {"seed": 2, "topology": {"loss": 0.01, "rate": 10}, "flows": [{"algorithm": "newreno"}, {"algorithm": "hd"}]}
+    assert scenario_differences(a, b) == ["flows[1].algorithm", "topology.loss"]
+    assert scenario_differences(a, {**a, "flows": a["flows"][:1]}) == ["flows"]
+
+
+def test_cli_writes_the_table_and_the_overlaid_plots(runs):
+    tmp, clean, lossy = runs
+    out = tmp / "cmp"
+    result = CliRunner().invoke(cli, ["compare", str(clean), str(lossy), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "B vs A" in result.output and "the scenarios differ in topology.bottleneck.loss_rate" in result.output
+    assert sorted(p.name for p in out.iterdir()) == [".ccsim-files", "compare.csv", "cwnd.png", "rtt.png"]
+    header = (out / "compare.csv").read_text().splitlines()[0]
+    assert header == "scope,metric,simulator (clean),simulator (lossy),diff_pct"
+    # an existing comparison is replaced only with --force
+    again = CliRunner().invoke(cli, ["compare", str(clean), str(lossy), "--out", str(out)])
+    assert again.exit_code == 2 and "--force" in again.stderr
+    forced = CliRunner().invoke(cli, ["compare", str(clean), str(lossy), "--out", str(out), "--force", "--json", "--no-plots"])
+    assert forced.exit_code == 0, forced.output
+    doc = json.loads(forced.output)
+    assert doc["a"] == "simulator (clean)" and len(doc["rows"]) == 2 * len(FLOW_METRICS) + len(LINK_METRICS)
+    assert not (out / "cwnd.png").exists()
+
+
+def test_cli_refuses_a_directory_that_is_not_a_run_with_one_line_and_writes_nothing(runs, tmp_path):
+    _, clean, _ = runs
+    not_a_run = tmp_path / "empty"
+    not_a_run.mkdir()
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(cli, ["compare", str(clean), str(not_a_run), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "not a ccsim run directory" in lines[0]
+    assert not out.exists()
+
+
+def test_flows_are_matched_by_name(runs, tmp_path):
+    _, clean, _ = runs
+    renamed = _run(tmp_path, "renamed", first="other")
+    c = compare_runs(Result.load(clean), Result.load(renamed))
+    assert list(c.rows["scope"].unique()) == ["late", "bottleneck"]
+    assert c.notes[0] == "flows not compared: early only in A, other only in B"
+
+
+def test_no_flow_in_common_is_an_error(runs, tmp_path):
+    _, clean, _ = runs
+    scenario = tmp_path / "solo.toml"
+    scenario.write_text(TWO_FLOWS.format(loss=0.0, first="solo").split('[[flows]]\nname = "late"')[0])
+    out = tmp_path / "solo"
+    assert CliRunner().invoke(cli, ["-q", "run", str(scenario), "--out", str(out), "--no-plots"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["compare", str(clean), str(out), "--out", str(tmp_path / "c")])
+    assert result.exit_code == 2 and "no TCP flow of the same name" in result.stderr
+    assert not (tmp_path / "c").exists()
