@@ -47,6 +47,7 @@ CC_PARAM(__u64, rtt_min_init_ms__us, 0);
 #define F_HELD 0x02
 #define F_GUARD 0x04            /* guard_seq is set */
 #define F_RTT_MAX 0x08          /* rtt_max is set */
+#define F_EXACT_SSTHRESH 0x10   /* exact_ssthresh holds the last ssthresh this twin set */
 
 struct cc_state {
 	__u64 rtt_max_ns;
@@ -62,10 +63,28 @@ struct cc_state {
 	__u32 delay_backoffs;
 	__u32 loss_backoffs;
 	struct frac_cwnd frac;
+	__u32 exact_ssthresh;   /* bytes: the last ssthresh set by a decrease (the kernel keeps segments) */
 	__u8 flags;
 };
 
 static __always_inline __u32 sat32(__u64 x) { return x > 0xffffffffULL ? 0xffffffffU : (__u32)x; }
+
+/* The kernel keeps ssthresh in whole segments, the Rust code in bytes: a decrease's ssthresh comes
+ * back from snd_ssthresh without its fraction of a segment (half a segment on average, 40 % of a
+ * beta = 0.9 decrease at a 12-segment window). While snd_ssthresh still holds the whole-segment
+ * value of the last decrease, the twin uses that decrease's exact bytes (as binomial.bpf.c). */
+static __always_inline void remember_ssthresh(struct cc_state *s, __u64 bytes)
+{
+	s->exact_ssthresh = sat32(bytes);
+	s->flags |= F_EXACT_SSTHRESH;
+}
+
+static __always_inline void exact_ssthresh(const struct cc_state *s, struct cc_window *w)
+{
+	if ((s->flags & F_EXACT_SSTHRESH) && w->ssthresh_bytes != CC_U64_MAX &&
+	    w->ssthresh_bytes / w->mss_bytes == s->exact_ssthresh / w->mss_bytes)
+		w->ssthresh_bytes = s->exact_ssthresh;
+}
 
 /* RTTmax - RTTmin in nanoseconds, the recent queue estimate (0 before samples). */
 static __always_inline __u64 queue_span_ns(const struct cc_state *s)
@@ -151,6 +170,7 @@ static __always_inline void backoff(struct cc_state *s, struct cc_window *w, __u
 	s->frac.frac_q16 = (__u32)(target_q16 & 0xffff);
 	s->frac.last_written = (__u32)w->cwnd_bytes;
 	w->ssthresh_bytes = w->cwnd_bytes;
+	remember_ssthresh(s, w->ssthresh_bytes);
 	s->t_b = now;
 	s->guard_seq = snd_max;
 	s->flags |= F_T_B | F_GUARD;
@@ -172,6 +192,7 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 	bool new_max = false, fresh = raw_us > 0, grow;
 
 	s->last_now = now;
+	exact_ssthresh(s, w);
 	if (!(s->flags & F_T_B)) {
 		/* D and the D0 timer from the connection start: the send time of the first acked segment */
 		s->t_b = now - (__u32)raw_us;
@@ -233,7 +254,7 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const struct cc_window *w,
 						    const struct cc_loss *loss)
 {
-	__u64 cwnd_q16;
+	__u64 cwnd_q16, ssthresh;
 
 	s->t_b = cc_time32_us(loss->now_ns);
 	s->flags |= F_T_B;
@@ -241,7 +262,18 @@ static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const st
 		return w->ssthresh_bytes;
 	s->loss_backoffs++;
 	cwnd_q16 = (w->cwnd_bytes << 16) | (((__u32)w->cwnd_bytes == s->frac.last_written) ? s->frac.frac_q16 : 0);
-	return cc_max(cc_mul_q32(cwnd_q16, s->beta_q32) >> 16, 2 * w->mss_bytes);
+	ssthresh = cc_max(cc_mul_q32(cwnd_q16, s->beta_q32) >> 16, 2 * w->mss_bytes);
+	remember_ssthresh(s, ssthresh);
+	return ssthresh;
+}
+
+#define CC_HAS_RECOVERY_EXIT
+/* End of fast recovery: the Rust trait's default (cwnd = min(ssthresh, FlightSize + MSS), RFC 6582
+ * step 3 option 1) with the decrease's exact ssthresh. */
+static __always_inline void cc_on_recovery_exit(struct cc_state *s, struct cc_window *w, const struct cc_recovery_exit *e)
+{
+	exact_ssthresh(s, w);
+	cc_default_recovery_exit(w, e);
 }
 
 #define CC_HAS_TIMEOUT
