@@ -30,10 +30,13 @@ impl Scoreboard {
         if end <= start {
             return 0;
         }
-        let before = self.total;
-        crate::ranges::insert_merged(&mut self.ranges, start, end);
-        self.total = self.sum();
-        self.total - before
+        // The bytes the merged ranges held, so the total changes by what the block newly covers
+        // without a sum over every range.
+        let mut held = 0;
+        let (s, e) = crate::ranges::insert_merged_visit(&mut self.ranges, start, end, |a, b| held += b - a);
+        let newly = (e - s) - held;
+        self.total += newly;
+        newly
     }
 
     /// Drops everything below the new cumulative ACK.
@@ -41,11 +44,18 @@ impl Scoreboard {
         if self.ranges.is_empty() {
             return;
         }
-        self.ranges.retain(|&(_, b)| b > snd_una);
+        // The ranges wholly below snd_una are a prefix; the first one left may be cut.
+        let gone = self.ranges.partition_point(|&(_, b)| b <= snd_una);
+        let mut removed: u64 = self.ranges[..gone].iter().map(|(a, b)| b - a).sum();
+        self.ranges.drain(..gone);
         if let Some(first) = self.ranges.first_mut() {
-            first.0 = first.0.max(snd_una);
+            if first.0 < snd_una {
+                removed += snd_una - first.0;
+                first.0 = snd_una;
+            }
         }
-        self.total = self.sum();
+        self.total -= removed;
+        debug_assert_eq!(self.total, self.sum());
     }
 
     /// SACKed bytes in all.
