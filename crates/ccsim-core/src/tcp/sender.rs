@@ -1055,9 +1055,9 @@ impl Sender {
         (self.rtt.min, self.rtt.max)
     }
 
-    /// The algorithm's own state variables, for the per-interval series.
-    pub fn cc_metrics(&self) -> Vec<Metric> {
-        self.cc.metrics()
+    /// The algorithm's own state variables, for the per-interval series, appended to `out`.
+    pub fn cc_metrics(&self, out: &mut Vec<Metric>) {
+        self.cc.metrics(out)
     }
 
     /// Highest sequence number sent so far (one past the last byte).
