@@ -105,6 +105,15 @@ def test_htcp_rtt_scale_sweep(fixed):
         assert abs(g / Q16 - min(max(r / 100_000, 0.1), 2.0)) < 1 / Q16, r
 
 
+def test_slow_start_stops_at_ssthresh_only_under_the_linux_rule(fixed):
+    # Rust reno.rs linux_slow_start_stops_at_ssthresh_and_counts_the_rest_in_avoidance (MSS 1000):
+    # cwnd 9, ssthresh 10, 2 segments acked -> Linux 10 and one segment left for CA; FreeBSD 11.
+    assert fixed(("slow_start_cwnd", 9_000, 10_000, 2_000, 1), ("slow_start_left", 9_000, 10_000, 2_000, 1)) == [10_000, 1_000]
+    assert fixed(("slow_start_cwnd", 9_000, 10_000, 2_000, 0), ("slow_start_left", 9_000, 10_000, 2_000, 0)) == [11_000, 0]
+    # well below ssthresh both rules take the whole count
+    assert fixed(("slow_start_cwnd", 5_000, 10_000, 2_000, 1), ("slow_start_left", 5_000, 10_000, 2_000, 1)) == [7_000, 0]
+
+
 def test_fractional_window_accumulates_below_a_byte(fixed):
     # Rust FracCwnd test: 10_000 bytes + 0.6 + 0.6 accumulates to 10_001 ("1.2 bytes accumulated")
     six_tenths = int(0.6 * Q16)

@@ -529,12 +529,14 @@ def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool,
     """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`."""
     # lazy: start-up time (pandas, pyarrow) and the kernel path only when asked for
     from ccsim.kernel.runner import run_kernel
-    from ccsim.result import check_output_dir
 
     out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
     check_output_dir(out, force)
-    result = run_kernel(scenario, seed=seed, progress=True, builtin=builtin, serialise=serialise)
+    result = run_kernel(scenario, seed=seed, progress=not _quiet(), builtin=builtin, serialise=serialise)
     result.save(out, force=force, plots=not no_plots)
+    if _quiet():
+        click.echo(safe_for_terminal(out))
+        return
     console = Console()
     print_summary(result, console)
     console.print(f"kernel {escape(result.meta['kernel']['release'])}, {result.meta['wall_time_s']:.1f} s wall time")

@@ -49,7 +49,11 @@ int main(void)
 			r = two_region_probability_q32(&g, a[3] >> 32, a[3] & 0xffffffffULL);
 		} else if (!strcmp(fn, "quantise"))
 			r = quantise_to_ticks_us(a[0], a[1]);
-		else if (!strcmp(fn, "frac_add")) {
+		else if (!strcmp(fn, "slow_start_cwnd") || !strcmp(fn, "slow_start_left")) {
+			/* a[0] cwnd, a[1] ssthresh, a[2] counted bytes, a[3] 1 = Linux's rule */
+			__u64 cwnd = a[0], left = cc_slow_start_step(&cwnd, a[1], a[2], a[3]);
+			r = !strcmp(fn, "slow_start_cwnd") ? cwnd : left;
+		} else if (!strcmp(fn, "frac_add")) {
 			/* a[0] cwnd, then two increments a[1], a[2] in Q16 */
 			struct frac_cwnd f = {};
 			__u64 cwnd = a[0];

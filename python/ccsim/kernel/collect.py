@@ -143,12 +143,21 @@ def _summaries(m: Measurements, plan: Plan, flows_rows: list[dict[str, Any]], li
         rtt_sum = (end["rtt_sum_us"] - (start["rtt_sum_us"] if start else 0)) if end else 0
         rtts = np.array([r["rtt_ms"] for r in rows if not math.isnan(r["rtt_ms"])])
         sent = int(final.get("data_segs_out", 0))
+        # seconds the flow's application was on inside the summary window (the simulator's active_s)
+        active_s = sum(max(0, min(b, plan.measure_end_ns) - max(a, plan.measure_start_ns))
+                       for a, b in f.intervals) / 1e9
         summary.append(dict(
             flow=f.index, name=f.name, kind="tcp", algorithm=f.algorithm,
             start_s=f.intervals[0][0] / 1e9, stop_s=f.intervals[-1][1] / 1e9,
-            access_delay_ms=plan.access_delay_ns / 1e6,
+            access_delay_ms=f.access_delay_ns / 1e6,
             goodput_bps=goodput_bytes * 8 / window_s if window_s > 0 else math.nan,
+            active_s=active_s,
+            # the kernel run has no completion time: a finite transfer counts its whole interval
+            goodput_active_bps=goodput_bytes * 8 / active_s if active_s > 0 else math.nan,
+            in_jain=active_s > 0,
             bytes_delivered=int(final.get("bytes_acked", 0)), data_pkts_sent=sent,
+            # The simulator's connection starts established: the SYN-ACK is not one of its ACKs.
+            acks_received=max(int(final.get("segs_in", 0)) - 1, 0),
             retransmits=sum(r["retransmits"] for r in rows),
             fast_retransmits=None,  # Linux counts recovery episodes only netns-wide
             timeouts=sum(r["timeouts"] for r in rows),
@@ -181,8 +190,9 @@ def _summaries(m: Measurements, plan: Plan, flows_rows: list[dict[str, Any]], li
             drops_queue=drops, drops_random=rnd,
             loss_rate=(drops + rnd) / (departures + drops + rnd) if departures + drops + rnd else 0.0, drops_early=0,
         ))
-    goodputs = [s["goodput_bps"] for s in summary]
-    total = float(sum(goodputs))
+    goodputs = [s["goodput_bps"] for s in summary if s["in_jain"]]  # as the simulator: flows on in the window
+    jain_sum = float(sum(goodputs))
+    total = float(sum(s["goodput_bps"] for s in summary))
     squares = float(sum(g * g for g in goodputs))
     b = link_summary[0]
     run_summary = {
@@ -190,7 +200,7 @@ def _summaries(m: Measurements, plan: Plan, flows_rows: list[dict[str, Any]], li
         "measure_start_s": plan.measure_start_ns / 1e9,
         "measure_end_s": plan.measure_end_ns / 1e9,
         "flows": float(len(plan.flows)),
-        "jain_index": total * total / (len(goodputs) * squares) if squares > 0 else math.nan,
+        "jain_index": jain_sum * jain_sum / (len(goodputs) * squares) if squares > 0 else math.nan,
         "total_goodput_bps": total,
         "bottleneck_rate_bps": float(plan.rate_bps),
         "bottleneck_utilisation": b["utilisation"],

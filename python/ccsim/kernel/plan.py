@@ -16,6 +16,9 @@ __all__ = ["Plan", "FlowPlan", "plan_from_resolved", "LINUX_HEADER_BYTES"]
 
 # IPv4 (20) + TCP (20) + the timestamp option (12): what Linux puts in front of each segment's MSS
 LINUX_HEADER_BYTES = 52
+# distinct per-flow access delays: the delay line keeps a FIFO per delay (native/ccsim_delayline.c
+# MAX_CLASSES, less the class of frames without extra delay)
+MAX_ACCESS_DELAYS = 15
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class FlowPlan:
     params: dict[str, Any]
     intervals: list[tuple[int, int]]
     finite_bytes: int | None
+    access_delay_ns: int = 0  # one way, on the data's way out and the ACKs' way back
 
 
 @dataclass(frozen=True)
@@ -38,10 +42,9 @@ class Plan:
     queue_limit: dict[str, int]  # {"pkts": n} or {"bytes": n}
     reverse_rate_bps: int
     reverse_queue_limit: dict[str, int]
-    data_delay_ns: int  # one way, sender to receiver: bottleneck delay + access delay
-    ack_delay_ns: int
+    data_delay_ns: int  # one way, sender to receiver, at the bottleneck (each flow adds its access delay)
+    ack_delay_ns: int  # one way, receiver to sender, on the reverse link (likewise)
     loss_rate: float
-    access_delay_ns: int
     tcp: dict[str, Any]
     flows: list[FlowPlan]
 
@@ -105,7 +108,7 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
     if not flows:
         _refuse("flows", "a scenario without flows")
     tcp0 = None
-    access = None
+    access: set[int] = set()
     plans = []
     for i, f in enumerate(flows):
         where = f"flows[{i}]"
@@ -117,10 +120,9 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
         delay = f["access_delay"]
         if delay["kind"] != "fixed":
             _refuse(f"{where}.access_delay", "access delays drawn at random; give a fixed one")
-        if access is None:
-            access = delay["delay_ns"]
-        elif delay["delay_ns"] != access:
-            _refuse(f"{where}.access_delay", "different access delays per flow (one delay line for all flows)")
+        access.add(delay["delay_ns"])
+        if len(access - {0}) > MAX_ACCESS_DELAYS:
+            _refuse(f"{where}.access_delay", f"more than {MAX_ACCESS_DELAYS} different access delays (the delay line's classes)")
         tcp = traffic["tcp"]
         if tcp0 is None:
             tcp0 = tcp
@@ -145,8 +147,9 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
             else dict(traffic["params"]),
             intervals=[(iv["start_ns"], iv["stop_ns"]) for iv in f["intervals"]],
             finite_bytes=transfer["bytes"] if transfer["kind"] == "finite" else None,
+            access_delay_ns=delay["delay_ns"],
         ))
-    assert tcp0 is not None and access is not None
+    assert tcp0 is not None
     return Plan(
         duration_ns=doc["duration_ns"],
         sample_interval_ns=doc["sample_interval_ns"],
@@ -156,10 +159,9 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
         queue_limit=dict(bottleneck["queue"]["limit"]),
         reverse_rate_bps=reverse["rate_bps"],
         reverse_queue_limit=dict(reverse["queue"]["limit"]),
-        data_delay_ns=bottleneck["delay_ns"] + access,
-        ack_delay_ns=reverse["delay_ns"] + access,
+        data_delay_ns=bottleneck["delay_ns"],
+        ack_delay_ns=reverse["delay_ns"],
         loss_rate=bottleneck["loss_rate"],
-        access_delay_ns=access,
         tcp=dict(tcp0),
         flows=plans,
     )

@@ -3,8 +3,8 @@
 ::
 
     sender ns                  middle ns (no IP)                               receiver ns
-    s0 10.0.0.1 ==veth== m0 --[delay line: data delay, random loss]--> m1 ==veth== r0 10.0.0.2
-                         m0 <--[delay line: ACK delay]--------------------- m1
+    s0 10.0.0.1 ==veth== m0 --[delay line: data delay + access delay, random loss]--> m1 ==veth== r0 10.0.0.2
+                         m0 <--[delay line: ACK delay + access delay]------------- m1
                          m0 egress: tbf (reverse rate) + fifo (reverse queue)
                                                         m1 egress: tbf (bottleneck rate) + fifo (queue)
 
@@ -168,6 +168,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             used, settings = encode_params(f.algorithm, f.params, catalogue, list_globals(built.loader, obj),
                                            f"flows[{f.index}]")
             settings.append(f"tcp_abc_limit={plan.tcp['abc_limit']}")
+            settings.append(f"tcp_slow_start_linux={int(plan.tcp['slow_start_rule'] == 'linux')}")
             m.params_used[f.index] = used
             key = (f.algorithm, json.dumps(settings))
             if key not in registrations:
@@ -180,9 +181,13 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         snd, mid, rcv = namespaces
         m.tbf_rate_bps = _set_up(plan, snd, mid, rcv, serialise)
         extra_data_ns, extra_ack_ns = serialisation_ns(plan) if serialise else (0, 0)
+        # each flow's access delay, on its data's way out and its ACKs' way back, keyed by its local port
+        access = [arg for f in plan.flows if f.access_delay_ns
+                  for arg in ("-f", f"{FIRST_FLOW_PORT + f.index}:{f.access_delay_ns}")]
         delayline = mid.spawn([str(built.delayline), "-a", "m0", "-b", "m1", "-d", str(plan.data_delay_ns + extra_data_ns),
                                "-D", str(plan.ack_delay_ns + extra_ack_ns), "-l", repr(plan.loss_rate), "-s", str(seed),
-                               "-i", str(interval_ns), "-R", str(DELAYLINE_RT_PRIORITY)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               "-i", str(interval_ns), "-R", str(DELAYLINE_RT_PRIORITY), *access],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(delayline)
         receiver = rcv.spawn([sys.executable, str(TRAFFIC_SCRIPT), "receiver", str(SERVER_PORT)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -50,6 +50,7 @@ TCP_INFO_FIELDS = {
     "total_retrans": (100, "I"),
     "bytes_acked": (120, "Q"),
     "segs_out": (136, "I"),
+    "segs_in": (140, "I"),  # every segment received: on the sender, the ACKs (and the SYN-ACK)
     "min_rtt_us": (148, "I"),
     "data_segs_out": (156, "I"),
     "bytes_sent": (200, "Q"),

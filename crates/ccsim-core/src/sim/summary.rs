@@ -32,6 +32,9 @@ series_table! {
         in_jain: bool,
         bytes_delivered: u64,
         data_pkts_sent: u64,
+        // ACKs the sender received over the whole run (the receiver's ACK frequency: a per-ACK
+        // window increase grows with it). The kernel testbed reads `tcpi_segs_in` less the SYN-ACK.
+        acks_received: u64,
         retransmits: u64,
         fast_retransmits: u64,
         timeouts: u64,
@@ -133,6 +136,7 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             in_jain,
             delivered,
             sent_pkts,
+            c.acks_delivered,
             retransmits,
             fast_retransmits,
             timeouts,

@@ -119,10 +119,11 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 	if (ack->bytes_acked == 0 || ack->in_recovery || !ack->cwnd_limited)
 		return;
 	if (w->cwnd_bytes < w->ssthresh_bytes) {
-		/* slow start, unchanged (section 3): RFC 5681 with RFC 3465 */
+		/* slow start, unchanged (section 3): RFC 5681 with RFC 3465, stopping at ssthresh under
+		 * Linux's rule (the leftover count is dropped, as in htcp.bpf.c) */
 		__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * mss : mss;
 
-		w->cwnd_bytes += cc_min(ack->bytes_acked, limit);
+		cc_slow_start_grow(w, cc_min(ack->bytes_acked, limit));
 		s->w_q32 = pkts_q32(w->cwnd_bytes, mss);
 		s->synced_cwnd = (__u32)w->cwnd_bytes;
 		return;

@@ -51,6 +51,10 @@ char _license[] SEC("license") = "GPL";
  * Settings of the TCP machine that the Rust side passes in `CcInit` are `tcp_*` globals. */
 #define CC_PARAM(type, name, value) const volatile type param_##name = (value)
 const volatile __u32 tcp_abc_limit = 2; /* RFC 3465 L in segments; 0 = per-ACK counting */
+/* The TCP stack's slow-start rule (Rust Window::slow_start, `tcp.slow_start_rule`): 0 FreeBSD
+ * (newreno_ack_received: slow start while cwnd <= ssthresh, an ACK's increase not capped), 1 Linux
+ * (tcp_in_slow_start: while cwnd < ssthresh; tcp_slow_start stops at ssthresh). */
+const volatile __u32 tcp_slow_start_linux = 0;
 
 /* ---- the seam (crates/ccsim-cc/src/lib.rs) -------------------------------------------------- */
 
@@ -101,9 +105,17 @@ struct cc_recovery_exit {
 	bool after_timeout;
 };
 
+/* Rust Window::in_slow_start: "<=" under FreeBSD's rule, "<" under Linux's. */
 static __always_inline bool cc_in_slow_start(const struct cc_window *w)
 {
-	return w->cwnd_bytes <= w->ssthresh_bytes; /* Rust Window::in_slow_start: "<=" as FreeBSD */
+	return tcp_slow_start_linux ? w->cwnd_bytes < w->ssthresh_bytes : w->cwnd_bytes <= w->ssthresh_bytes;
+}
+
+/* One ACK's slow-start growth under the stack's rule (cc_slow_start_step in ccsim_fixed.h); returns
+ * the count left for congestion avoidance. */
+static __always_inline __u64 cc_slow_start_grow(struct cc_window *w, __u64 counted)
+{
+	return cc_slow_start_step(&w->cwnd_bytes, w->ssthresh_bytes, counted, tcp_slow_start_linux);
 }
 
 static __always_inline void cc_set_cwnd(struct cc_window *w, __u64 bytes)

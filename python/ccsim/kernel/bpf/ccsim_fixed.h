@@ -34,6 +34,22 @@ static __always_inline __u64 cc_half_window(__u64 bytes, __u64 mss)
 	return cc_max(bytes / 2, 2 * mss);
 }
 
+/* One ACK's slow-start growth by `counted` bytes (Rust RenoIncrease::on_ack, slow-start branch).
+ * FreeBSD's rule (newreno_ack_received): cwnd += counted, not capped. Linux's (tcp_slow_start):
+ * cwnd = min(cwnd + counted, ssthresh). Returns the count left for congestion avoidance (Linux
+ * only; 0 under FreeBSD's rule). */
+static __always_inline __u64 cc_slow_start_step(__u64 *cwnd, __u64 ssthresh, __u64 counted, bool linux_rule)
+{
+	__u64 before = *cwnd, grown = *cwnd + counted;
+
+	if (!linux_rule) {
+		*cwnd = grown;
+		return 0;
+	}
+	*cwnd = cc_min(grown, ssthresh);
+	return counted - (*cwnd - before);
+}
+
 #define CC_Q32_ONE (1ULL << 32)
 #define CC_Q16_ONE (1ULL << 16)
 #define CC_USEC_PER_SEC 1000000ULL

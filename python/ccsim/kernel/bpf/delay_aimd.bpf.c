@@ -196,7 +196,9 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 			if (!param_limited_slow_start || w_q16 <= s->max_ssthresh_q16) {
 				__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * mss : mss;
 
-				w->cwnd_bytes += cc_min(ack->bytes_acked, limit); /* line 12 */
+				/* line 12; under Linux's rule stopping at ssthresh (the leftover count
+				 * is dropped, as in htcp.bpf.c) */
+				cc_slow_start_grow(w, cc_min(ack->bytes_acked, limit));
 				frac_sync(&s->frac, w->cwnd_bytes);
 			} else {
 				/* line 14: max_ssthresh / (2 w) packets per segment */

@@ -200,12 +200,14 @@ static __always_inline void reset(struct cc_state *s, __u32 now)
 	s->flags |= F_LAST_CONG;
 }
 
-/* Rust RenoIncrease::on_ack, slow start only (H-TCP's slow start is Reno's). */
+/* Rust RenoIncrease::on_ack, slow start only (H-TCP's slow start is Reno's). Under Linux's rule the
+ * growth stops at ssthresh; the count left over (the Rust side's Reno increase counts it towards one
+ * more MSS) is dropped: at most L - 1 segments of count once per slow start. */
 static __always_inline void reno_slow_start(struct cc_window *w, const struct cc_ack *ack)
 {
 	__u64 limit = tcp_abc_limit ? (__u64)tcp_abc_limit * w->mss_bytes : w->mss_bytes;
 
-	w->cwnd_bytes += cc_min(ack->bytes_acked, limit);
+	cc_slow_start_grow(w, cc_min(ack->bytes_acked, limit));
 }
 
 static __always_inline void cc_init(struct cc_state *s, struct cc_window *w)

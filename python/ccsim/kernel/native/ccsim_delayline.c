@@ -3,7 +3,7 @@
  * ccsim_delayline: the propagation delay of the testbed's links, for kernels without sch_netem.
  *
  *   ccsim_delayline -a IF_A -b IF_B -d DELAY_AB_NS -D DELAY_BA_NS [-l LOSS_AB] [-s SEED] [-R RTPRIO]
- *                   [-i TICK_NS]
+ *                   [-i TICK_NS] [-f PORT:EXTRA_NS ...]
  *
  * A layer-2 relay between two interfaces of the middle namespace: every frame received on A is sent
  * out of B DELAY_AB_NS later, and B to A after DELAY_BA_NS. Frames are sent with send() on a packet
@@ -14,7 +14,14 @@
  * LOSS_AB drops each A-to-B frame on arrival with that probability (Bernoulli, xorshift64* seeded
  * with SEED), before it reaches the bottleneck queue.
  *
- * The delay is constant per direction, so each direction is a FIFO ring and frames leave in order.
+ * -f PORT:EXTRA_NS (repeatable) adds EXTRA_NS in both directions to the frames of one TCP flow: A-to-B
+ * frames whose TCP source port is PORT and B-to-A frames whose TCP destination port is PORT (the
+ * sender's end of the flow sits behind A). These are the dumbbell's per-flow access delays: a flow's
+ * data crosses its access link on the way out and its ACKs on the way back.
+ *
+ * Within a direction every frame of one delay class (the frames of flows with the same extra delay,
+ * and everything else in class 0) waits the same time, so each class is a FIFO ring and a flow's
+ * frames leave in order; the loop sends whatever is due from each class.
  * The loop sleeps in ppoll() until the next frame is due (1 ns timer slack), and may run SCHED_FIFO.
  * Interfaces must have segmentation and checksum offloads off (the testbed does this): a frame
  * larger than a slot would not fit, and a partial checksum would reach the receiver unfinished.
@@ -44,6 +51,7 @@
 
 #define FRAME_MAX 2048
 #define RING_SLOTS 32768 /* 64 MiB per direction: 1 s of 250 Mbit/s at full frames */
+#define MAX_CLASSES 16   /* distinct extra delays (RING_SLOTS are shared out among them) */
 
 struct slot {
 	uint64_t due_ns;
@@ -51,15 +59,27 @@ struct slot {
 	uint8_t data[FRAME_MAX];
 };
 
+struct ring {
+	struct slot *slots;
+	uint64_t size, head, tail; /* frames [head, tail) wait, in arrival (= due) order */
+	uint64_t delay_ns;         /* the direction's delay plus the class's extra delay */
+};
+
 struct direction {
 	const char *tag;
 	int rx_fd, tx_fd;
 	uint64_t delay_ns;
 	uint64_t loss_threshold; /* drop when a 64-bit draw is below it */
-	struct slot *ring;
-	uint64_t head, tail;      /* frames [head, tail) wait in the ring */
+	int port_offset;         /* where the flow's port is in the TCP header: 0 source (A to B), 2 destination */
+	struct ring rings[MAX_CLASSES];
 	uint64_t rx, tx, lost, ring_full, queue_drops, errors, late_sum_ns, late_max_ns;
 };
+
+/* per-flow delay classes: the class of each TCP port (0: no extra delay) */
+static uint8_t port_class[65536];
+static int any_flow;
+static uint64_t class_extra_ns[MAX_CLASSES];
+static int n_classes = 1;
 
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
@@ -72,6 +92,8 @@ static uint64_t next_random(void) /* xorshift64* (Vigna 2016) */
 	rng_state ^= rng_state >> 27;
 	return rng_state * 0x2545f4914f6cdd1dULL;
 }
+
+static uint64_t parse_u64(const char *s, const char *what);
 
 static uint64_t clock_ns(void)
 {
@@ -113,11 +135,29 @@ static int open_port(const char *ifname)
 	return fd;
 }
 
+/* The delay class of a frame: that of its flow (by the TCP port at d->port_offset), else 0. */
+static int frame_class(const struct direction *d, const uint8_t *f, ssize_t len)
+{
+	size_t ihl;
+	uint16_t port;
+
+	if (!any_flow || len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00 || f[14 + 9] != 6 /* IPv4, TCP */)
+		return 0;
+	ihl = (size_t)(f[14] & 0x0f) * 4;
+	if (len < (ssize_t)(14 + ihl + 4))
+		return 0;
+	port = (uint16_t)(f[14 + ihl + d->port_offset] << 8 | f[14 + ihl + d->port_offset + 1]);
+	return port_class[port];
+}
+
 static void receive(struct direction *d)
 {
+	static uint8_t frame[FRAME_MAX];
+
 	for (;;) {
-		struct slot *s = &d->ring[d->tail % RING_SLOTS];
-		ssize_t n = recv(d->rx_fd, s->data, FRAME_MAX, MSG_TRUNC);
+		ssize_t n = recv(d->rx_fd, frame, FRAME_MAX, MSG_TRUNC);
+		struct ring *r;
+		struct slot *s;
 
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EINTR)
@@ -133,21 +173,24 @@ static void receive(struct direction *d)
 			d->lost++;
 			continue;
 		}
-		if (d->tail - d->head >= RING_SLOTS) {
+		r = &d->rings[frame_class(d, frame, n)];
+		if (r->tail - r->head >= r->size) {
 			d->ring_full++;
 			continue;
 		}
+		s = &r->slots[r->tail % r->size];
+		memcpy(s->data, frame, (size_t)n);
 		s->len = (uint16_t)n;
-		s->due_ns = clock_ns() + d->delay_ns;
-		d->tail++;
+		s->due_ns = clock_ns() + r->delay_ns;
+		r->tail++;
 	}
 }
 
-/* Sends every frame that is due; returns the due time of the next one (0: ring empty). */
-static uint64_t transmit(struct direction *d, uint64_t now)
+/* Sends every frame of ring r that is due; returns the due time of its next one (0: ring empty). */
+static uint64_t transmit_ring(struct direction *d, struct ring *r, uint64_t now)
 {
-	while (d->head < d->tail) {
-		struct slot *s = &d->ring[d->head % RING_SLOTS];
+	while (r->head < r->tail) {
+		struct slot *s = &r->slots[r->head % r->size];
 		ssize_t n;
 		uint64_t late;
 
@@ -166,9 +209,54 @@ static uint64_t transmit(struct direction *d, uint64_t now)
 			d->queue_drops++;
 		else
 			d->errors++;
-		d->head++;
+		r->head++;
 	}
 	return 0;
+}
+
+/* Sends every frame of the direction that is due; returns the earliest next due time (0: none). */
+static uint64_t transmit(struct direction *d, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (int c = 0; c < n_classes; c++) {
+		uint64_t due = transmit_ring(d, &d->rings[c], now);
+		if (due && (!next || due < next))
+			next = due;
+	}
+	return next;
+}
+
+/* -f PORT:EXTRA_NS: the flow's port joins the class of that extra delay (a new class if none has it). */
+static void add_flow(const char *arg)
+{
+	char *colon = strchr(arg, ':'), port_text[16];
+	uint64_t port, extra;
+	int c;
+
+	if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof(port_text)) {
+		fprintf(stderr, "ccsim_delayline: -f %s: expected PORT:EXTRA_NS\n", arg);
+		exit(2);
+	}
+	memcpy(port_text, arg, (size_t)(colon - arg));
+	port_text[colon - arg] = 0;
+	port = parse_u64(port_text, "-f port");
+	extra = parse_u64(colon + 1, "-f extra delay");
+	if (port == 0 || port > 65535) {
+		fprintf(stderr, "ccsim_delayline: -f %s: port out of range\n", arg);
+		exit(2);
+	}
+	for (c = 1; c < n_classes && class_extra_ns[c] != extra; c++)
+		;
+	if (c == n_classes) {
+		if (n_classes == MAX_CLASSES) {
+			fprintf(stderr, "ccsim_delayline: more than %d distinct extra delays\n", MAX_CLASSES - 1);
+			exit(2);
+		}
+		class_extra_ns[n_classes++] = extra;
+	}
+	port_class[port] = (uint8_t)c;
+	any_flow = 1;
 }
 
 static void report(const struct direction *d)
@@ -202,7 +290,7 @@ int main(int argc, char **argv)
 	int rtprio = 0, opt;
 	uint64_t tick_ns = 0, next_tick = 0;
 
-	while ((opt = getopt(argc, argv, "a:b:d:D:l:s:R:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:d:D:l:s:R:i:f:")) != -1) {
 		switch (opt) {
 		case 'a': if_a = optarg; break;
 		case 'b': if_b = optarg; break;
@@ -212,8 +300,9 @@ int main(int argc, char **argv)
 		case 's': rng_state = parse_u64(optarg, "-s") * 0x9e3779b97f4a7c15ULL | 1; break;
 		case 'R': rtprio = (int)parse_u64(optarg, "-R"); break;
 		case 'i': tick_ns = parse_u64(optarg, "-i"); break;
+		case 'f': add_flow(optarg); break;
 		default:
-			fprintf(stderr, "usage: ccsim_delayline -a IF_A -b IF_B -d NS -D NS [-l LOSS] [-s SEED] [-R RTPRIO] [-i TICK_NS]\n");
+			fprintf(stderr, "usage: ccsim_delayline -a IF_A -b IF_B -d NS -D NS [-l LOSS] [-s SEED] [-R RTPRIO] [-i TICK_NS] [-f PORT:EXTRA_NS ...]\n");
 			return 2;
 		}
 	}
@@ -233,11 +322,18 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	d[0].rx_fd = d[1].tx_fd = open_port(if_a);
 	d[1].rx_fd = d[0].tx_fd = open_port(if_b);
+	d[0].port_offset = 0; /* A to B: data, the flow's port is the source */
+	d[1].port_offset = 2; /* B to A: ACKs, the flow's port is the destination */
 	for (int i = 0; i < 2; i++) {
-		d[i].ring = malloc(sizeof(struct slot) * RING_SLOTS);
-		if (!d[i].ring) {
-			fprintf(stderr, "ccsim_delayline: out of memory\n");
-			return 1;
+		for (int c = 0; c < n_classes; c++) {
+			struct ring *r = &d[i].rings[c];
+			r->size = RING_SLOTS / (uint64_t)n_classes;
+			r->delay_ns = d[i].delay_ns + class_extra_ns[c];
+			r->slots = malloc(sizeof(struct slot) * r->size);
+			if (!r->slots) {
+				fprintf(stderr, "ccsim_delayline: out of memory\n");
+				return 1;
+			}
 		}
 	}
 	printf("ready\n");
