@@ -300,10 +300,9 @@ pub trait CongestionControl: Send {
     /// [`CwndEvent`] for when each is sent. Default: nothing.
     fn cwnd_event(&mut self, _w: &mut Window, _now: Time, _ev: CwndEvent) {}
 
-    /// Internal state for tracing, e.g. `[("alpha", 1.0)]`. Names are stable per algorithm.
-    fn metrics(&self) -> Vec<Metric> {
-        Vec::new()
-    }
+    /// Internal state for tracing, e.g. `[("alpha", 1.0)]`, appended to `out` (a buffer the caller
+    /// keeps and clears, so a sample of every flow allocates nothing). Names are stable per algorithm.
+    fn metrics(&self, _out: &mut Vec<Metric>) {}
 }
 
 /// Reno-style halving used by several algorithms: max(bytes/2, 2*MSS).

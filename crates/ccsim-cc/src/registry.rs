@@ -113,8 +113,8 @@ impl CongestionControl for Cc {
     fn cwnd_event(&mut self, w: &mut Window, now: Time, ev: CwndEvent) {
         dispatch!(self, c => c.cwnd_event(w, now, ev))
     }
-    fn metrics(&self) -> Vec<Metric> {
-        dispatch!(self, c => c.metrics())
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        dispatch!(self, c => c.metrics(out))
     }
 }
 

@@ -172,7 +172,9 @@ impl<C: CongestionControl> Script<C> {
     }
 
     pub fn metric(&self, name: &str) -> Option<f64> {
-        self.cc.metrics().into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+        let mut m = Vec::new();
+        self.cc.metrics(&mut m);
+        m.into_iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 
     /// Applies one event of a random sequence (see [`Event`] for what each does). A fast retransmit
@@ -241,7 +243,9 @@ impl<C: CongestionControl> Script<C> {
     /// every metric is finite. Panics naming `context` (the event just applied, say) otherwise.
     pub fn assert_invariants(&self, context: &dyn Debug) {
         assert!(self.w.cwnd_bytes >= self.w.mss_bytes, "cwnd {} below one MSS after {context:?}", self.w.cwnd_bytes);
-        for (name, v) in self.cc.metrics() {
+        let mut m = Vec::new();
+        self.cc.metrics(&mut m);
+        for (name, v) in m {
             assert!(v.is_finite(), "metric {name} = {v} after {context:?}");
         }
     }
@@ -347,8 +351,8 @@ impl CongestionControl for FixedWindow {
     fn on_recovery_exit(&mut self, w: &mut Window, _exit: &RecoveryExit) {
         w.set_cwnd(self.cwnd_bytes);
     }
-    fn metrics(&self) -> Vec<Metric> {
-        vec![("acks_seen", self.acks_seen as f64), ("rounds_seen", self.rounds_seen as f64)]
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        out.extend_from_slice(&[("acks_seen", self.acks_seen as f64), ("rounds_seen", self.rounds_seen as f64)]);
     }
 }
 

@@ -335,8 +335,8 @@ impl CongestionControl for Binomial {
         self.sync(w.cwnd_bytes);
     }
 
-    fn metrics(&self) -> Vec<Metric> {
-        vec![
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        out.extend_from_slice(&[
             ("w_pkts", self.w_pkts),
             ("k", self.k),
             ("l", self.l),
@@ -345,7 +345,7 @@ impl CongestionControl for Binomial {
             ("decreases", self.decreases as f64),
             ("halvings", self.halvings as f64),
             ("first_decrease_pending", if self.first_decrease { 1.0 } else { 0.0 }),
-        ]
+        ]);
     }
 }
 

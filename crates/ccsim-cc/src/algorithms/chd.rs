@@ -454,8 +454,8 @@ impl CongestionControl for Chd {
         }
     }
 
-    fn metrics(&self) -> Vec<Metric> {
-        vec![
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        out.extend_from_slice(&[
             ("shadow_bytes", self.shadow as f64),
             ("shadow_pkts", self.shadow as f64 / self.mss as f64),
             ("loss_compete", if self.loss_compete { 1.0 } else { 0.0 }),
@@ -468,7 +468,7 @@ impl CongestionControl for Chd {
             ("delay_backoffs", self.delay_backoffs as f64),
             ("loss_backoffs", self.loss_backoffs as f64),
             ("tolerated_losses", self.tolerated_losses as f64),
-        ]
+        ]);
     }
 }
 

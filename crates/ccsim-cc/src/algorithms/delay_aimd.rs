@@ -358,10 +358,10 @@ impl CongestionControl for DelayAimd {
         ((self.beta * cwnd).floor() as u64).max(2 * w.mss_bytes) // w = beta*w (Eq. 1, 6)
     }
 
-    fn metrics(&self) -> Vec<Metric> {
+    fn metrics(&self, out: &mut Vec<Metric>) {
         let ms = |x: Option<f64>| x.map_or(0.0, |v| v * 1e-6);
         let mss = if self.max_ssthresh_pkts.is_finite() { self.max_ssthresh_pkts } else { 0.0 };
-        vec![
+        out.extend_from_slice(&[
             ("tau_ms", self.tau * 1e-6),
             ("tau0_ms", self.tau0_adaptive() * 1e-6),
             ("rtt_min_ms", ms(self.rtt_min)),
@@ -376,7 +376,7 @@ impl CongestionControl for DelayAimd {
             ("delay_backoffs", self.delay_backoffs as f64),
             ("loss_backoffs", self.loss_backoffs as f64),
             ("backoff_beta", self.last_backoff_beta),
-        ]
+        ]);
     }
 }
 
@@ -704,7 +704,9 @@ mod tests {
             ..AckSample::default()
         };
         cc.on_ack(&mut w, &ack);
-        let m = |n: &str| cc.metrics().into_iter().find(|(k, _)| *k == n).unwrap().1;
+        let mut all = Vec::new();
+        cc.metrics(&mut all);
+        let m = |n: &str| all.iter().find(|(k, _)| *k == n).unwrap().1;
         assert!((m("rtt_min_ms") - 100.0).abs() < 1e-9, "RTTmin from the raw sample");
         assert!((m("tau_ms") - 10.0).abs() < 1e-9, "tau = srtt - RTTmin");
     }

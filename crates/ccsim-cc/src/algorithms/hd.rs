@@ -263,9 +263,9 @@ impl CongestionControl for Hd {
         }
     }
 
-    fn metrics(&self) -> Vec<Metric> {
+    fn metrics(&self, out: &mut Vec<Metric>) {
         let srtt99_ms = self.srtt99_ns.map_or(0.0, |s| s * 1e-6);
-        vec![
+        out.extend_from_slice(&[
             ("q_ms", millis_f64(self.last_q)),
             ("q_max_ms", millis_f64(self.last_q_max)),
             ("p", self.last_p),
@@ -274,7 +274,7 @@ impl CongestionControl for Hd {
             ("delay_backoffs", self.delay_backoffs as f64),
             ("loss_backoffs", self.loss_backoffs as f64),
             ("abc_bytes_acked", self.increase.bytes_acked_in_ca as f64),
-        ]
+        ]);
     }
 }
 

@@ -492,9 +492,9 @@ impl CongestionControl for Htcp {
         }
     }
 
-    fn metrics(&self) -> Vec<Metric> {
+    fn metrics(&self, out: &mut Vec<Metric>) {
         let ms = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e3);
-        vec![
+        out.extend_from_slice(&[
             ("alpha", self.alpha),
             ("alpha_raw", self.alpha_raw),
             ("rtt_scale", self.scale),
@@ -507,7 +507,7 @@ impl CongestionControl for Htcp {
             ("max_throughput", self.max_b),
             ("old_max_throughput", self.old_max_b),
             ("congestion_events", self.congestion_events as f64),
-        ]
+        ]);
     }
 }
 

@@ -278,8 +278,8 @@ impl CongestionControl for MPert {
         reno_loss_ssthresh(w, loss, self.halve_from) // (M7)
     }
 
-    fn metrics(&self) -> Vec<Metric> {
-        vec![
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        out.extend_from_slice(&[
             ("srtt099_ms", self.core.srtt_ms()),
             ("qdelay_ms", self.core.q_ms()),
             ("delta_max_ms", self.delta_max_ns / 1e6),
@@ -291,7 +291,7 @@ impl CongestionControl for MPert {
             ("response_rate", self.response_intervals.rate().unwrap_or(0.0)),
             ("loss_events", self.loss_intervals.events() as f64),
             ("early_responses", self.core.responses as f64),
-        ]
+        ]);
     }
 }
 

@@ -96,8 +96,8 @@ impl CongestionControl for NewReno {
         }
     }
 
-    fn metrics(&self) -> Vec<Metric> {
-        vec![("abc_bytes_acked", self.increase.bytes_acked_in_ca as f64)]
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        out.extend_from_slice(&[("abc_bytes_acked", self.increase.bytes_acked_in_ca as f64)]);
     }
 }
 

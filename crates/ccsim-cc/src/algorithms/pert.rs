@@ -374,15 +374,15 @@ impl CongestionControl for Pert {
         reno_loss_ssthresh(w, loss, self.halve_from) // (P6)
     }
 
-    fn metrics(&self) -> Vec<Metric> {
-        vec![
+    fn metrics(&self, out: &mut Vec<Metric>) {
+        out.extend_from_slice(&[
             ("srtt099_ms", self.core.srtt_ms()),
             ("qdelay_ms", self.core.q_ms()),
             ("p_response", self.core.p),
             ("early_responses", self.core.responses as f64),
             ("guard_active", if self.core.guard.until_seq.is_some() { 1.0 } else { 0.0 }),
             ("abc_bytes_acked", self.increase.bytes_acked_in_ca as f64),
-        ]
+        ]);
     }
 }
 

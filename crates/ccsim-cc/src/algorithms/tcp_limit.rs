@@ -464,11 +464,11 @@ impl CongestionControl for TcpLimit {
         }
     }
 
-    fn metrics(&self) -> Vec<Metric> {
+    fn metrics(&self, out: &mut Vec<Metric>) {
         let rtt_min = self.rtt_min_secs().unwrap_or(0.0);
         let re = self.re.value().unwrap_or(0.0);
         let cwe_re = re * rtt_min;
-        let mut m = vec![
+        out.extend_from_slice(&[
             ("re_bytes_per_s", re),
             ("re_sample_bytes_per_s", self.re.last_sample()),
             ("re_valid", if self.re.is_valid() { 1.0 } else { 0.0 }),
@@ -482,19 +482,18 @@ impl CongestionControl for TcpLimit {
             ("v_target_bytes", if self.v_target.is_finite() { self.v_target } else { -1.0 }),
             ("holding", if self.holding { 1.0 } else { 0.0 }),
             ("forced_decreases", self.forced_decreases as f64),
-        ];
+        ]);
         if let Base::Westwood(b) = &self.base {
             // The Faster Recovery estimator (the base's window-growth state is unused here).
             let est = b.estimator();
             let ww_rtt_min = est.rtt_min().map_or(0.0, |d| d.as_secs_f64());
-            m.extend([
+            out.extend_from_slice(&[
                 ("bw_est_bytes_per_s", est.bw_est()),
                 ("bw_samples", est.samples() as f64),
                 ("westwood_rtt_min_ms", ww_rtt_min * 1e3),
                 ("bwe_rttmin_bytes", est.bw_est() * ww_rtt_min),
             ]);
         }
-        m
     }
 }
 

@@ -194,9 +194,9 @@ impl CongestionControl for Westwood {
         }
     }
 
-    fn metrics(&self) -> Vec<Metric> {
+    fn metrics(&self, out: &mut Vec<Metric>) {
         let rtt_min_s = self.bw.rtt_min().map_or(0.0, |d| d.as_secs_f64());
-        vec![
+        out.extend_from_slice(&[
             ("bw_est_bytes_per_s", self.bw.bw_est()),
             ("bw_ns_est_bytes_per_s", self.bw.bw_ns_est()),
             ("bw_last_sample_bytes_per_s", self.bw.last_sample()),
@@ -207,7 +207,7 @@ impl CongestionControl for Westwood {
             ("abc_bytes_acked", self.increase.bytes_acked_in_ca as f64),
             ("fast_retransmits", self.fast_retransmits as f64),
             ("timeouts", self.timeouts as f64),
-        ]
+        ]);
     }
 }
 

@@ -153,7 +153,9 @@ fn estimate(sim: &Simulation) -> Cost {
         }
         match &f.app {
             App::Tcp { sender, .. } => {
-                let metrics = sender.cc_metrics().len() as f64;
+                let mut names = Vec::new();
+                sender.cc_metrics(&mut names);
+                let metrics = names.len() as f64;
                 cells_per_sample += FLOW_SERIES_COLUMNS + metrics * CC_SERIES_COLUMNS;
                 string_cells_per_sample += metrics;
             }

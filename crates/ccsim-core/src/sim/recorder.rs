@@ -23,6 +23,9 @@ pub(crate) struct Recorder {
     /// The flows the per-interval series may have rows of (the scenario's TCP and stream flows),
     /// listed at the first sample: web transfers, which can be many thousands, are never visited.
     sampled: Option<Vec<u32>>,
+    /// The buffer a flow's algorithm writes its metrics into at each sample, kept between flows
+    /// and samples so a row allocates nothing.
+    metrics: Vec<ccsim_cc::Metric>,
     pub stats: RunStats,
 }
 
@@ -37,6 +40,7 @@ impl Recorder {
             cc: CcSeries::default(),
             links: LinkSeries::default(),
             sampled: None,
+            metrics: Vec::new(),
             stats: RunStats::default(),
         }
     }
@@ -126,7 +130,9 @@ impl Recorder {
                             stats.timeouts - prev.timeouts,
                             active,
                         );
-                        for (name, value) in s.cc_metrics() {
+                        self.metrics.clear();
+                        s.cc_metrics(&mut self.metrics);
+                        for &(name, value) in &self.metrics {
                             self.cc.push(t, flow, name, value);
                         }
                     }

@@ -305,7 +305,14 @@ impl Sender {
         self.snd_max - self.snd_una
     }
 
-    /// RFC 6675 pipe: unSACKed bytes not deemed lost, plus retransmitted unSACKed bytes.
+    /// RFC 6675 section 4 SetPipe(): for each octet in [snd_una, snd_max), one if it is neither
+    /// SACKed nor IsLost(), plus one if it was retransmitted (below HighRxt) and is not SACKed.
+    ///
+    /// Computed without walking the scoreboard: the octets not deemed lost are those above the
+    /// IsLost() boundary, less the few SACKed ranges up there (walked from the top); the SACKed
+    /// octets below HighRxt are a running sum the scoreboard keeps as blocks arrive, snd_una moves
+    /// and HighRxt moves (`Scoreboard::set_mark`), since every SACKed range lies in
+    /// [snd_una, snd_max]. A debug build checks both against sums over every range.
     pub fn pipe(&self) -> u64 {
         if let Some(rack) = &self.rack {
             // RACK's marks instead of IsLost(); retransmitted marked segments count again.
@@ -314,10 +321,20 @@ impl Sender {
         let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
         // Segments are MSS-aligned, so the lost ones are exactly those below this boundary.
         let lost_end = (x / self.mss * self.mss).clamp(self.snd_una, self.snd_max);
-        let not_lost = (self.snd_max - lost_end) - self.scoreboard.sacked_in(lost_end, self.snd_max);
+        let sacked_not_lost = self.scoreboard.sacked_above(lost_end);
+        debug_assert_eq!(sacked_not_lost, self.scoreboard.sacked_in(lost_end, self.snd_max));
+        let not_lost = (self.snd_max - lost_end) - sacked_not_lost;
         let hr = self.high_rxt.clamp(self.snd_una, self.snd_max);
-        let retransmitted = (hr - self.snd_una) - self.scoreboard.sacked_in(self.snd_una, hr);
+        let sacked_retransmitted = self.scoreboard.sacked_below_mark();
+        debug_assert_eq!(sacked_retransmitted, self.scoreboard.sacked_in(self.snd_una, hr));
+        let retransmitted = (hr - self.snd_una) - sacked_retransmitted;
         not_lost + retransmitted
+    }
+
+    /// Sets HighRxt and the scoreboard's mark with it (the SACKed bytes below HighRxt for `pipe`).
+    fn set_high_rxt(&mut self, high_rxt: u64) {
+        self.high_rxt = high_rxt;
+        self.scoreboard.set_mark(high_rxt);
     }
 
     /// The pipe as ns-3 computes it when it enters fast recovery (`TcpSocketBase::EnterRecovery`
@@ -504,7 +521,7 @@ impl Sender {
                             ns2.on_send();
                         }
                         if retransmission {
-                            self.high_rxt = self.high_rxt.max(seq + len);
+                            self.set_high_rxt(self.high_rxt.max(seq + len));
                         }
                         self.snd_nxt = self.snd_nxt.max(self.snd_max);
                     }
@@ -626,7 +643,7 @@ impl Sender {
         // with RACK the first one it marked lost.
         let seq = self.rack.as_deref().and_then(Rack::first_lost).unwrap_or(self.snd_una);
         let len = self.send_segment(now, seq, out);
-        self.high_rxt = seq + len;
+        self.set_high_rxt(seq + len);
         if !self.sack {
             self.inflation = self.dupthresh as i64 * self.mss as i64; // cwnd = ssthresh + 3*SMSS
         }
@@ -998,7 +1015,7 @@ impl Sender {
         if let Some(tlp) = &mut self.tlp {
             tlp.reset();
         }
-        self.high_rxt = self.snd_una;
+        self.set_high_rxt(self.snd_una);
         self.snd_nxt = self.snd_una;
         self.rto_deadline = Some(self.rto_from(now));
         self.try_send(now, out);
@@ -1038,9 +1055,9 @@ impl Sender {
         (self.rtt.min, self.rtt.max)
     }
 
-    /// The algorithm's own state variables, for the per-interval series.
-    pub fn cc_metrics(&self) -> Vec<Metric> {
-        self.cc.metrics()
+    /// The algorithm's own state variables, for the per-interval series, appended to `out`.
+    pub fn cc_metrics(&self, out: &mut Vec<Metric>) {
+        self.cc.metrics(out)
     }
 
     /// Highest sequence number sent so far (one past the last byte).
