@@ -61,6 +61,17 @@ def _scenario(text: str) -> dict:
     return load_scenario(text).resolve()
 
 
+def _run(scenario: Path, out: Path, command: list[str], timeout: float = 180):
+    """``ccsim COMMAND SCENARIO --out OUT --no-plots`` (``run``, ``testbed run``, with their options),
+    which must succeed; the run directory it wrote."""
+    from ccsim.result import Result
+
+    proc = subprocess.run([*CCSIM, *command, str(scenario), "--out", str(out), "--no-plots"],
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return Result.load(out)
+
+
 SHORT = """
 [run]
 duration = "{duration}"
@@ -193,12 +204,7 @@ def test_newreno_on_a_10_mbit_40_ms_path_reaches_line_rate(built, tmp_path):
     scenario = tmp_path / "s.toml"
     scenario.write_text(SHORT.format(duration="8s"))
     out = tmp_path / "run"
-    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out), "--no-plots"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    from ccsim.result import Result
-
-    r = Result.load(out)
+    r = _run(scenario, out, ["testbed", "run"], timeout=120)
     assert r.meta["backend"] == "kernel"
     payload_bps = 10e6 * 1448 / 1500
     row = r.summary.iloc[0]
@@ -289,18 +295,10 @@ algorithm = "{algorithm}"
 def _kernel_and_simulator(tmp_path: Path, algorithm: str, testbed_args: tuple[str, ...] = ()):
     """The same 12 s scenario (10 Mbit/s, 2 x 20 ms, 84 packets, linux profile) on the testbed and in
     the simulator."""
-    from ccsim.result import Result
-
     scenario = tmp_path / "s.toml"
     scenario.write_text(TWIN_RUN.format(algorithm=algorithm))
-    runs = {}
-    for backend, cmd in (("kernel", ["testbed", "run", *testbed_args]), ("sim", ["run"])):
-        out = tmp_path / backend
-        proc = subprocess.run([*CCSIM, *cmd, str(scenario), "--out", str(out), "--no-plots"],
-                              capture_output=True, text=True, timeout=180)
-        assert proc.returncode == 0, proc.stderr
-        runs[backend] = Result.load(out)
-    return runs["kernel"], runs["sim"]
+    return (_run(scenario, tmp_path / "kernel", ["testbed", "run", *testbed_args]),
+            _run(scenario, tmp_path / "sim", ["run"]))
 
 
 def _metric_table(r):
@@ -393,14 +391,9 @@ def test_binomial_twin_decreases_by_beta_under_random_loss(built, tmp_path):
     """(Eq. 2, D) with l = 0: each decrease after the first takes beta = 0.6 packets off w. The kernel
     holds ssthresh in whole segments; a twin that took w back from it lost up to a further packet
     per decrease (measured: 1.08 instead of 0.54 per 100 ms interval with one decrease)."""
-    from ccsim.result import Result
-
     scenario = tmp_path / "s.toml"
     scenario.write_text(TWIN_RUN.format(algorithm="binomial").replace('queue = "84pkt"', 'queue = "84pkt"\nloss = 0.01'))
-    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "k"), "--no-plots"],
-                          capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr
-    m = _metric_table(Result.load(tmp_path / "k"))
+    m = _metric_table(_run(scenario, tmp_path / "k", ["testbed", "run"]))
     m = m[m.index > 3.0]
     one = m["w_pkts"].diff()[m["decreases"].diff() == 1]  # -0.6 plus under 0.1 of growth
     assert len(one) >= 10 and -0.7 < one.median() < -0.4, one.describe()
@@ -430,17 +423,12 @@ def test_delay_aimd_twin_keeps_its_window_under_random_loss(built, tmp_path):
     lost half a segment per loss: mean window 10.9 against the simulator's 14.4 segments, goodput
     -19 % against the simulator's mean over seeds 1-4 (docs/kernel.md). Measured over 3-30 s
     against the simulator's seeds 1-4, the twin is within 12 %."""
-    from ccsim.result import Result
-
     scenario = tmp_path / "s.toml"
     scenario.write_text(TWIN_RUN.format(algorithm="delay_aimd").replace('queue = "84pkt"', 'queue = "84pkt"\nloss = 0.01')
                         .replace('duration = "12s"', 'duration = "30s"'))
     runs = []
     for out, cmd in [("k", ["testbed", "run"])] + [(f"s{n}", ["run", "--seed", str(n)]) for n in (1, 2, 3, 4)]:
-        proc = subprocess.run([*CCSIM, *cmd, str(scenario), "--out", str(tmp_path / out), "--no-plots"],
-                              capture_output=True, text=True, timeout=180)
-        assert proc.returncode == 0, proc.stderr
-        f = Result.load(tmp_path / out).flows
+        f = _run(scenario, tmp_path / out, cmd).flows
         runs.append(f[f["time_s"] > 3.0]["goodput_bps"].mean())
     kernel, sim = runs[0], sum(runs[1:]) / 4
     assert abs(kernel - sim) <= 0.12 * sim, f"kernel {kernel / 1e6:.3f} vs simulator {sim / 1e6:.3f} Mbit/s"
@@ -531,16 +519,8 @@ def test_per_flow_access_delays_give_each_flow_its_rtt_beside_the_simulator(buil
     # flow's data and ACKs by its port)
     scenario = tmp_path / "s.toml"
     scenario.write_text(SHORT.format(duration="4s") + '[[flows]]\nalgorithm = "newreno"\naccess_delay = "15ms"\n')
-    from ccsim.result import Result
-
-    runs = {}
-    for backend, cmd in (("kernel", ["testbed", "run"]), ("sim", ["run"])):
-        out = tmp_path / backend
-        proc = subprocess.run([*CCSIM, *cmd, str(scenario), "--out", str(out), "--no-plots"],
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        runs[backend] = Result.load(out).summary.set_index("flow")
-    kernel, sim = runs["kernel"], runs["sim"]
+    kernel, sim = (_run(scenario, tmp_path / backend, cmd, timeout=120).summary.set_index("flow")
+                   for backend, cmd in (("kernel", ["testbed", "run"]), ("sim", ["run"])))
     assert list(kernel["access_delay_ms"]) == [0.0, 15.0]
     for flow, base_ms in ((0, 40.0), (1, 70.0)):
         # the kernel's RTTmin is 0-1.3 ms below the simulator's (tbf sends a frame meeting an idle queue at once)
@@ -589,17 +569,10 @@ def test_newreno_twin_as_linux_reno_matches_the_kernels_reno(built, tmp_path):
     2 %; the same number of congestion episodes after slow start (one drop each), +-1. Total
     retransmits are not compared: the slow-start overshoot and bursts from a stalled delay line on a
     loaded machine move them by up to 60 % between runs of the same algorithm (measured)."""
-    from ccsim.result import Result
-
     scenario = tmp_path / "s.toml"
     scenario.write_text(LINUX_RENO_TWIN)
-    runs = {}
-    for name, extra in (("reno", ["--builtin", "reno"]), ("twin", [])):
-        out = tmp_path / name
-        proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out), "--no-plots", *extra],
-                              capture_output=True, text=True, timeout=180)
-        assert proc.returncode == 0, proc.stderr
-        runs[name] = Result.load(out)
+    runs = {name: _run(scenario, tmp_path / name, ["testbed", "run", *extra])
+            for name, extra in (("reno", ["--builtin", "reno"]), ("twin", []))}
     assert runs["reno"].meta["kernel"]["builtin_algorithm"] == "reno"
     gr, gt = (runs[n].summary.iloc[0]["goodput_bps"] for n in ("reno", "twin"))
     assert abs(gt - gr) <= 0.02 * gr, f"twin {gt / 1e6:.3f} vs reno {gr / 1e6:.3f} Mbit/s"
