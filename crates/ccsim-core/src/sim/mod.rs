@@ -207,7 +207,9 @@ impl Simulation {
         conservation::check(&self.flows, &self.links)
     }
 
-    /// Runs to the end, checks conservation and returns the results.
+    /// Runs to the end, checks conservation and returns the results. Never inlined: the benchmarks
+    /// count its instructions by name (`valgrind --toggle-collect`), which a fat LTO build would lose.
+    #[inline(never)]
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
         self.run_until(self.end)?;
         self.check_conservation()?;
