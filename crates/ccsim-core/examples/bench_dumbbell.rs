@@ -2,10 +2,12 @@
 //! 833-packet (one BDP) drop-tail queue, N NewReno flows. Prints simulated bottleneck packets per
 //! wall-clock second and the process's peak resident memory.
 //!
-//! cargo run --release -p ccsim-core --example bench_dumbbell -- [flows=100] [seconds=10] [sample_ms=100] [rate_mbps=1000]
+//! cargo run --release -p ccsim-core --example bench_dumbbell -- [flows=100] [seconds=10] [sample_ms=100] [rate_mbps=1000] [send_jitter_us=125]
 //!
 //! `seconds` may be a fraction. `rate_mbps` sets the bottleneck and the access links alike (the
 //! queue stays one BDP at 10 ms, at least 8 packets); `benchmarks/scale.py` sweeps it.
+//! `send_jitter_us` is the hosts' send jitter (`tcp.send_jitter_ns`, the profiles' 125 us by
+//! default); 0 runs the dumbbell as it was before the jitter existed (no host departure events).
 
 use std::time::Instant;
 
@@ -27,7 +29,10 @@ fn main() {
     // one BDP at 10 ms of 1500-byte packets: 833 at 1 Gbit/s
     let queue_pkts = (rate_bps / 100 / 12_000).max(8);
     // the current resolved document (crates/ccsim-core/src/fixtures.rs), as the front end writes it
-    let traffic: Vec<_> = (0..flows).map(|_| fixtures::newreno()).collect();
+    let jitter_ns = (*args.get(4).unwrap_or(&125.0) * 1e3) as u64;
+    let mut newreno = fixtures::newreno();
+    newreno["tcp"]["send_jitter_ns"] = jitter_ns.into();
+    let traffic: Vec<_> = (0..flows).map(|_| newreno.clone()).collect();
     let (duration_ns, sample_ns) = ((seconds * 1e9) as u64, (sample_ms * 1e6) as u64);
     let mut scenario = fixtures::dumbbell(rate_bps, 5_000_000, queue_pkts, duration_ns, sample_ns, &traffic);
     scenario["topology"]["access_rate_bps"] = rate_bps.into();
