@@ -18,7 +18,9 @@ use crate::packet::Packet;
 
 /// Segments a flow's TCP has sent that have not yet left its host.
 pub(crate) struct SendJitter {
-    max_ns: u64,
+    /// The bound plus one nanosecond, as a float: a uniform draw in [0, 1) times this, truncated,
+    /// is uniform over [0, max] ns.
+    span_ns: f64,
     rng: Rng,
     /// (departure time, segment), departures non-decreasing.
     held: VecDeque<(Time, Packet)>,
@@ -28,13 +30,13 @@ pub(crate) struct SendJitter {
 impl SendJitter {
     /// `None` when the host adds no delay (`max_ns` = 0): segments go straight to the access link.
     pub fn new(max_ns: u64, rng: Rng) -> Option<SendJitter> {
-        (max_ns > 0).then(|| SendJitter { max_ns, rng, held: VecDeque::new(), last_departure: Time::ZERO })
+        (max_ns > 0).then(|| SendJitter { span_ns: (max_ns + 1) as f64, rng, held: VecDeque::new(), last_departure: Time::ZERO })
     }
 
     /// Holds `pkt`, sent by TCP at `now`; returns its departure time if it is the new head (the loop
     /// then schedules one event for it), `None` if an earlier segment's event will release it.
     pub fn hold(&mut self, now: Time, pkt: Packet) -> Option<Time> {
-        let delay_ns = (self.rng.uniform() * (self.max_ns + 1) as f64) as u64;
+        let delay_ns = (self.rng.uniform() * self.span_ns) as u64;
         let departure = Time(now.0.saturating_add(delay_ns)).max(self.last_departure);
         self.last_departure = departure;
         let was_empty = self.held.is_empty();

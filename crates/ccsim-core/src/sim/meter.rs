@@ -52,11 +52,18 @@ pub struct EventLimit {
 }
 
 /// The limits, and the bytes the links held at the last count.
-#[derive(Default)]
 pub(crate) struct MemoryMeter {
     limit: Option<MemoryLimit>,
     event_limit: Option<EventLimit>,
+    /// `event_limit`'s count, or `u64::MAX` without one: the event loop compares one integer.
+    max_events: u64,
     held_bytes: f64,
+}
+
+impl Default for MemoryMeter {
+    fn default() -> Self {
+        MemoryMeter { limit: None, event_limit: None, max_events: u64::MAX, held_bytes: 0.0 }
+    }
 }
 
 impl MemoryMeter {
@@ -65,22 +72,30 @@ impl MemoryMeter {
     }
 
     pub fn set_event_limit(&mut self, limit: Option<EventLimit>) {
+        self.max_events = limit.as_ref().map_or(u64::MAX, |l| l.events);
         self.event_limit = limit;
     }
 
     /// The run has processed `events` events, the last at `now`: an error once that is over the limit.
     #[inline]
     pub fn count_event(&self, now: Time, events: u64) -> Result<(), SimError> {
-        match &self.event_limit {
-            Some(limit) if events > limit.events => Err(SimError::Budget {
-                field: limit.field.clone(),
-                reason: format!(
-                    "the run reached its limit of {} events at {:.3} s of simulated time and was stopped",
-                    limit.events,
-                    now.as_secs_f64()
-                ),
-            }),
-            _ => Ok(()),
+        if events > self.max_events {
+            return Err(self.over_event_limit(now));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn over_event_limit(&self, now: Time) -> SimError {
+        let limit = self.event_limit.as_ref().expect("a finite event count comes with its limit");
+        SimError::Budget {
+            field: limit.field.clone(),
+            reason: format!(
+                "the run reached its limit of {} events at {:.3} s of simulated time and was stopped",
+                limit.events,
+                now.as_secs_f64()
+            ),
         }
     }
 
