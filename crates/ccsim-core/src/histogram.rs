@@ -21,7 +21,9 @@ pub struct Histogram {
     counts: Vec<u64>,
     first: usize,
     total: u64,
-    sum: f64,
+    /// Exact: the mean is this sum rounded once. (It was a float sum, which is the same number
+    /// while the sum stays below 2^53 ns, 104 days of delays; above, this is the exact one.)
+    sum: u128,
     min: u64,
     max: u64,
 }
@@ -38,7 +40,7 @@ impl Histogram {
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: Vec::new(), first: 0, total: 0, sum: 0.0, min: u64::MAX, max: 0 }
+        Histogram { counts: Vec::new(), first: 0, total: 0, sum: 0, min: u64::MAX, max: 0 }
     }
 }
 
@@ -77,8 +79,7 @@ impl Histogram {
         }
         self.counts[i] += 1;
         self.total += 1;
-        // delays are far below 2^63: the signed conversion is one instruction and the same value
-        self.sum += if v <= i64::MAX as u64 { v as i64 as f64 } else { v as f64 };
+        self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
     }
@@ -107,7 +108,7 @@ impl Histogram {
         if self.total == 0 {
             f64::NAN
         } else {
-            self.sum / self.total as f64
+            self.sum as f64 / self.total as f64
         }
     }
 
