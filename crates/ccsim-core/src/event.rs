@@ -26,100 +26,113 @@ pub enum Event {
     Measure(bool),
 }
 
-/// An event with its key. The key (time, insertion number) is unique, so any correct priority
-/// queue pops the same sequence: the order is that of the key, whatever the structure.
+/// An event with its time. The order among equal times is kept by where the entry sits (see
+/// [`EventQueue`]), so no insertion number is stored.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: u64,
-    seq: u64,
     event: Event,
 }
 
-impl Entry {
-    /// (time, seq) as one integer: one wide comparison instead of two chained ones.
-    #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
-    }
-}
-
-/// Buckets of the radix heap: one per bit of the 128-bit key, and one for the key equal to `last`.
-const BUCKETS: usize = 129;
-/// Entries an emptied bucket may keep room for whatever the queue's length.
+/// Buckets of the radix heap: one per bit of the 64-bit time.
+const BUCKETS: usize = 64;
+/// Entries an emptied bucket (or the `due` line) may keep room for whatever the queue's length.
 const SPARE_CAPACITY: usize = 256;
 
 /// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
-/// problem", JACM 1990) on the packed key: a monotone priority queue, which a simulation's clock is
-/// (no event is scheduled before the one being handled). Bucket i holds the entries whose key
-/// first differs from the last popped key (`last`) at bit i - 1, so every entry of a bucket is
-/// smaller than every entry of the buckets above it. Scheduling is a bit scan and a push; popping
-/// takes the smallest entry of the lowest non-empty bucket, makes its key the new `last` and
-/// spreads the rest of that bucket over the buckets below. Each entry moves down a few times in its
-/// life instead of paying a heap's log n comparisons on every pop; docs/performance.md
-/// ("Instructions per packet") compares it with the binary and 4-ary heaps.
+/// problem", JACM 1990) on the event time: a monotone priority queue, which a simulation's clock is
+/// (no event is scheduled before the one being handled). The events due at the time last taken
+/// out (`last`) wait in `due`, oldest first; bucket i holds the entries whose time first differs
+/// from `last` at bit i, so every entry of a bucket is later than every entry of the buckets below
+/// it. Scheduling is a bit scan and a push; when `due` runs out, the lowest non-empty bucket's
+/// earliest time becomes the new `last` and that bucket is spread over `due` and the buckets
+/// below. Each entry moves down a few times in its life instead of paying a heap's log n
+/// comparisons on every pop; docs/performance.md ("Instructions per packet") compares it with the
+/// binary and 4-ary heaps and with the 128-bit (time, insertion number) key it replaced.
+///
+/// Ties are served first in, first out without an insertion number, because every line (`due`,
+/// each bucket, `early`) holds its entries in the order they were scheduled:
+/// * `schedule` appends the newest entry of all to the end of one line;
+/// * a bucket is spread only when `due` and every bucket below it are empty (it is the lowest
+///   non-empty one), and it is read front to back, so each line it feeds receives a subsequence of
+///   it, in order;
+/// * `due` is taken from the front; `early` and a spread bucket keep their order when an entry
+///   leaves them.
+///
+/// So among the entries of one time (all in the same line: the line depends only on the time and
+/// `last`) the first in the line is the oldest, which is the order of the key (time, insertion
+/// number) that the binary heap this replaced used, event for event.
 ///
 /// An entry scheduled before `last` (no code path does; kept so that the order stays that of the
 /// key whatever the caller does) waits in `early`, which is served first.
 #[derive(Debug)]
 pub struct EventQueue {
+    /// The events due at `last`, in the order scheduled; those before `head` are already taken.
+    due: Vec<Event>,
+    head: usize,
     buckets: [Vec<Entry>; BUCKETS],
-    /// Bit i of word i / 64: `buckets[i]` is not empty.
-    occupied: [u64; 3],
-    last: u128,
+    /// Bit i: `buckets[i]` is not empty.
+    occupied: u64,
+    last: u64,
     early: Vec<Entry>,
     len: usize,
-    next_seq: u64,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
-        EventQueue { buckets: std::array::from_fn(|_| Vec::new()), occupied: [0; 3], last: 0, early: Vec::new(), len: 0, next_seq: 0 }
-    }
-}
-
-/// The bucket of `key` relative to `last` (`key` >= `last`).
-#[inline(always)]
-fn bucket(key: u128, last: u128) -> usize {
-    128 - (key ^ last).leading_zeros() as usize
-}
-
-/// Position of the smallest key in `entries` (not empty).
-#[inline(always)]
-fn smallest(entries: &[Entry]) -> usize {
-    let mut best = 0;
-    let mut best_key = entries[0].key();
-    for (i, e) in entries.iter().enumerate().skip(1) {
-        if e.key() < best_key {
-            best = i;
-            best_key = e.key();
+        EventQueue {
+            due: Vec::new(),
+            head: 0,
+            buckets: std::array::from_fn(|_| Vec::new()),
+            occupied: 0,
+            last: 0,
+            early: Vec::new(),
+            len: 0,
         }
     }
-    best
+}
+
+/// The bucket of `time` relative to `last` (`time` > `last`): its highest bit that differs.
+#[inline(always)]
+fn bucket(time: u64, last: u64) -> usize {
+    // `& 63` only tells the compiler what holds (the xor is not zero), so the index is not checked
+    (63 - (time ^ last).leading_zeros() as usize) & (BUCKETS - 1)
+}
+
+/// The earliest time in `entries` (not empty).
+#[inline(always)]
+fn earliest(entries: &[Entry]) -> u64 {
+    entries.iter().fold(u64::MAX, |m, e| m.min(e.time))
 }
 
 impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
-        let entry = Entry { time: time.0, seq: self.next_seq, event };
-        self.next_seq += 1;
         self.len += 1;
-        let key = entry.key();
-        if key < self.last {
-            self.early.push(entry);
+        let time = time.0;
+        if time > self.last {
+            let i = bucket(time, self.last);
+            self.buckets[i].push(Entry { time, event });
+            self.occupied |= 1 << i;
+        } else if time == self.last {
+            self.due.push(event);
         } else {
-            let i = bucket(key, self.last);
-            self.buckets[i].push(entry);
-            self.occupied[i / 64] |= 1 << (i % 64);
+            self.early.push(Entry { time, event });
         }
     }
 
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Time> {
         if !self.early.is_empty() {
-            return Some(Time(self.early[smallest(&self.early)].time));
+            return Some(Time(earliest(&self.early)));
         }
-        let b = self.lowest_bucket()?;
-        Some(Time(self.buckets[b][smallest(&self.buckets[b])].time))
+        if self.head < self.due.len() {
+            return Some(Time(self.last));
+        }
+        if self.occupied == 0 {
+            return None;
+        }
+        Some(Time(earliest(&self.buckets[self.occupied.trailing_zeros() as usize])))
     }
 
     /// The next event.
@@ -127,41 +140,111 @@ impl EventQueue {
         self.pop_until(Time(u64::MAX))
     }
 
-    /// The next event if it is due at or before `t`: one search for the smallest key where a peek
+    /// The next event if it is due at or before `t`: one search for the earliest time where a peek
     /// and a pop would take two.
     #[inline]
     pub fn pop_until(&mut self, t: Time) -> Option<(Time, Event)> {
         if !self.early.is_empty() {
-            let k = smallest(&self.early);
-            if self.early[k].time > t.0 {
-                return None;
-            }
-            self.len -= 1;
-            let e = self.early.swap_remove(k);
-            return Some((Time(e.time), e.event));
+            return self.pop_early(t);
         }
-        let b = self.lowest_bucket()?;
-        let k = smallest(&self.buckets[b]);
-        if self.buckets[b][k].time > t.0 {
+        if self.head < self.due.len() {
+            return self.pop_due(t);
+        }
+        if self.occupied == 0 {
             return None;
         }
+        let b = self.occupied.trailing_zeros() as usize & (BUCKETS - 1);
+        if let [e] = self.buckets[b][..] {
+            // the common case: the bucket's only entry is the next event
+            if e.time > t.0 {
+                return None;
+            }
+            self.buckets[b].clear();
+            self.occupied &= !(1 << b);
+            self.last = e.time;
+            self.len -= 1;
+            return Some((Time(e.time), e.event));
+        }
+        self.spread(b, t)
+    }
+
+    /// The next event from `due` (not spent).
+    #[inline]
+    fn pop_due(&mut self, t: Time) -> Option<(Time, Event)> {
+        if self.last > t.0 {
+            return None;
+        }
+        let event = self.due[self.head];
+        self.head += 1;
         self.len -= 1;
+        if self.head == self.due.len() {
+            // spent: `due` is empty whenever `head` is not inside it
+            self.head = 0;
+            self.due.clear();
+            if self.due.capacity() > SPARE_CAPACITY.max(self.len) {
+                self.due = Vec::new();
+            }
+        }
+        Some((Time(self.last), event))
+    }
+
+    /// Takes the earliest entry of bucket `b` (the lowest non-empty one, with more than one entry)
+    /// if it is due by `t`: its time becomes `last`, the other entries of that time go to `due`
+    /// (empty now) in order, and the rest of the bucket spreads over the buckets below.
+    #[inline]
+    fn spread(&mut self, b: usize, t: Time) -> Option<(Time, Event)> {
         let (lower, upper) = self.buckets.split_at_mut(b);
         let from = &mut upper[0];
-        let e = from.swap_remove(k);
-        self.last = e.key();
-        self.occupied[b / 64] &= !(1 << (b % 64));
-        // The rest of the bucket agrees with the new `last` above bit b - 1: each lands lower.
-        for rest in from.drain(..) {
-            let i = bucket(rest.key(), self.last);
-            lower[i].push(rest);
-            self.occupied[i / 64] |= 1 << (i % 64);
+        let mut k = 0;
+        for (i, e) in from.iter().enumerate().skip(1) {
+            if e.time < from[k].time {
+                k = i;
+            }
         }
+        let first = from[k];
+        if first.time > t.0 {
+            return None;
+        }
+        let last = first.time;
+        self.last = last;
+        self.len -= 1;
+        self.occupied &= !(1 << b);
+        // The bucket agrees with the new `last` from bit b up: each entry lands lower, or in `due`.
+        // Those before `k` are all later than `last` (`k` is the first of the earliest).
+        for e in &from[..k] {
+            let i = bucket(e.time, last);
+            lower[i].push(*e);
+            self.occupied |= 1 << i;
+        }
+        for e in &from[k + 1..] {
+            if e.time == last {
+                self.due.push(e.event);
+            } else {
+                let i = bucket(e.time, last);
+                lower[i].push(*e);
+                self.occupied |= 1 << i;
+            }
+        }
+        from.clear();
         // A bucket keeps its allocation for the next entries, but not one far larger than the
         // queue: with 10,000 flows the buckets' idle capacity would otherwise outgrow the entries.
         if from.capacity() > SPARE_CAPACITY.max(self.len) {
             *from = Vec::new();
         }
+        Some((Time(last), first.event))
+    }
+
+    /// The earliest entry scheduled before `last` (the first of them among equal times).
+    #[inline(never)]
+    #[cold]
+    fn pop_early(&mut self, t: Time) -> Option<(Time, Event)> {
+        let time = earliest(&self.early);
+        if time > t.0 {
+            return None;
+        }
+        let k = self.early.iter().position(|e| e.time == time).expect("the earliest is there");
+        let e = self.early.remove(k);
+        self.len -= 1;
         Some((Time(e.time), e.event))
     }
 
@@ -171,16 +254,6 @@ impl EventQueue {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    #[inline(always)]
-    fn lowest_bucket(&self) -> Option<usize> {
-        Some(match self.occupied {
-            [0, 0, 0] => return None,
-            [0, 0, w] => 128 + w.trailing_zeros() as usize,
-            [0, w, _] => 64 + w.trailing_zeros() as usize,
-            [w, _, _] => w.trailing_zeros() as usize,
-        })
     }
 }
 
