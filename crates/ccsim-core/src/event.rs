@@ -39,8 +39,288 @@ const BUCKETS: usize = 64;
 /// Entries an emptied bucket (or the `due` line) may keep room for whatever the queue's length.
 const SPARE_CAPACITY: usize = 256;
 
-/// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
-/// problem", JACM 1990) on the event time: a monotone priority queue, which a simulation's clock is
+/// Width of a wheel slot: 2^10 ns (1.024 µs), about a tenth of a 1500-byte packet's time at 1 Gbit/s.
+const SLOT_BITS: u32 = 10;
+/// Slots on the wheel: events up to 4096 slots (4.19 ms) ahead of the current one are on it.
+const SLOTS: usize = 4096;
+const SLOT_MASK: usize = SLOTS - 1;
+/// Bitmap words of the wheel's occupied slots.
+const WORDS: usize = SLOTS / 64;
+/// Entries an emptied wheel slot may keep room for (4096 slots: at most 1 MiB of spare room).
+const SLOT_SPARE: usize = 16;
+
+/// The event queue: a timing wheel for the near events (Varghese and Lauck, "Hashed and
+/// hierarchical timing wheels", SOSP 1987; a calendar queue with a fixed year, Brown, CACM 1988)
+/// over a radix heap for the far ones ([`RadixHeap`]: retransmission and delayed-ACK timers,
+/// flow starts and stops, the next sample).
+///
+/// The wheel has 4096 slots of 1.024 µs. An event whose slot number (its time >> 10) is within
+/// 4096 of the current one (`cur`, the slot of the last event taken out) is pushed onto its slot
+/// (`slots[number % 4096]`) and marked in a two-level bitmap; a later one goes to the radix heap,
+/// and comes onto the wheel (`migrate`) as soon as the current slot gets within 4096 of its own.
+/// The current slot's events are in `run`, sorted by time. Taking the next event: from `run` if it
+/// has any; else the next marked slot after `cur` (two bit scans): its only entry is the event, or
+/// its entries are sorted into `run`. Most events are scheduled a few µs to a few ms ahead (a
+/// packet's transmission, the next hop, the host's send jitter) and are placed once, where a heap
+/// would move them around (docs/performance.md, "Instructions per packet", compares them).
+///
+/// Ties are served first in, first out without an insertion number, the order of the key (time,
+/// insertion number) of the binary heap this replaced, event for event:
+/// * a slot's line holds its entries in the order they were scheduled: `schedule` pushes the
+///   newest of all; `migrate` brings a far entry in before any entry of the same time can be
+///   scheduled onto the wheel (it runs as soon as the horizon moves past the far entry's slot,
+///   before the event that moved it is handed out), and the radix heap hands them over in key order;
+/// * the sort into `run` is stable, and an entry scheduled into the current slot goes after every
+///   entry of `run` at or before its time.
+///
+/// An entry scheduled before `last` (no code path does; kept so that the order stays that of the
+/// key whatever the caller does) waits in `early`, which is served first.
+#[derive(Debug)]
+pub struct EventQueue {
+    slots: Box<[Vec<Entry>; SLOTS]>,
+    /// Bit i of word w: slot 64 w + i is not empty.
+    words: [u64; WORDS],
+    /// Bit w: `words[w]` is not zero.
+    summary: u64,
+    /// The current slot's entries, sorted by time (ties in the order scheduled); those before
+    /// `head` are already taken (`head` is 0 when `run` is empty).
+    run: Vec<Entry>,
+    head: usize,
+    /// Slot number of `last`.
+    cur: u64,
+    last: u64,
+    far: RadixHeap,
+    /// Earliest time in `far`; `u64::MAX` when it is empty.
+    far_min: u64,
+    early: Vec<Entry>,
+    len: usize,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            slots: Box::new(std::array::from_fn(|_| Vec::new())),
+            words: [0; WORDS],
+            summary: 0,
+            run: Vec::new(),
+            head: 0,
+            cur: 0,
+            last: 0,
+            far: RadixHeap::default(),
+            far_min: u64::MAX,
+            early: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl EventQueue {
+    #[inline]
+    pub fn schedule(&mut self, time: Time, event: Event) {
+        self.len += 1;
+        let time = time.0;
+        let n = time >> SLOT_BITS;
+        // 1 <= n - cur < SLOTS: on the wheel, after the current slot (the common case)
+        if n.wrapping_sub(self.cur).wrapping_sub(1) < SLOTS as u64 - 1 {
+            self.push_slot(n, Entry { time, event });
+        } else {
+            self.schedule_other(time, event);
+        }
+    }
+
+    /// An entry for the current slot, the far future, or the past.
+    #[inline(never)]
+    fn schedule_other(&mut self, time: u64, event: Event) {
+        if time < self.last {
+            self.early.push(Entry { time, event });
+        } else if time >> SLOT_BITS == self.cur {
+            self.insert_run(Entry { time, event });
+        } else {
+            self.far.schedule(Time(time), event);
+            self.far_min = self.far_min.min(time);
+        }
+    }
+
+    #[inline(always)]
+    fn push_slot(&mut self, n: u64, entry: Entry) {
+        let p = n as usize & SLOT_MASK;
+        self.slots[p].push(entry);
+        self.words[(p / 64) & (WORDS - 1)] |= 1 << (p % 64);
+        self.summary |= 1 << (p / 64);
+    }
+
+    /// After every entry of `run` at or before its time.
+    fn insert_run(&mut self, entry: Entry) {
+        let at = self.head + self.run[self.head..].partition_point(|e| e.time <= entry.time);
+        self.run.insert(at, entry);
+    }
+
+    /// Position of the first marked slot after the current one, going round (the wheel holds one).
+    #[inline(always)]
+    fn next_marked(&self) -> usize {
+        let p = self.cur as usize & SLOT_MASK;
+        let w = p / 64;
+        let here = self.words[w & (WORDS - 1)] & (u64::MAX << (p % 64));
+        if here != 0 {
+            return w * 64 + here.trailing_zeros() as usize;
+        }
+        let above = self.summary & (u64::MAX << w) & !(1 << w);
+        let w = if above != 0 { above.trailing_zeros() } else { self.summary.trailing_zeros() } as usize & (WORDS - 1);
+        w * 64 + self.words[w].trailing_zeros() as usize
+    }
+
+    /// Slot `p` is empty now.
+    #[inline(always)]
+    fn unmark(&mut self, p: usize) {
+        let w = (p / 64) & (WORDS - 1);
+        self.words[w] &= !(1 << (p % 64));
+        if self.words[w] == 0 {
+            self.summary &= !(1 << w);
+        }
+        if self.slots[p].capacity() > SLOT_SPARE {
+            self.slots[p] = Vec::new();
+        }
+    }
+
+    /// The current slot is now `n`: the far entries within reach of the wheel come onto it.
+    #[inline(always)]
+    fn set_current(&mut self, n: u64) {
+        self.cur = n;
+        if self.far_min >> SLOT_BITS < n + SLOTS as u64 {
+            self.migrate();
+        }
+    }
+
+    #[inline(never)]
+    fn migrate(&mut self) {
+        let horizon = self.cur + SLOTS as u64;
+        let before = if horizon > u64::MAX >> SLOT_BITS { u64::MAX } else { (horizon << SLOT_BITS) - 1 };
+        while let Some((time, event)) = self.far.pop_until(Time(before)) {
+            let n = time.0 >> SLOT_BITS;
+            if n == self.cur {
+                self.insert_run(Entry { time: time.0, event });
+            } else {
+                self.push_slot(n, Entry { time: time.0, event });
+            }
+        }
+        self.far_min = self.far.peek_time().map_or(u64::MAX, |t| t.0);
+    }
+
+    /// Time of the next event.
+    pub fn peek_time(&self) -> Option<Time> {
+        if !self.early.is_empty() {
+            return Some(Time(earliest(&self.early)));
+        }
+        if self.head < self.run.len() {
+            return Some(Time(self.run[self.head].time));
+        }
+        if self.summary != 0 {
+            return Some(Time(earliest(&self.slots[self.next_marked()])));
+        }
+        self.far.peek_time()
+    }
+
+    /// The next event.
+    pub fn pop(&mut self) -> Option<(Time, Event)> {
+        self.pop_until(Time(u64::MAX))
+    }
+
+    /// The next event if it is due at or before `t`: one search for the earliest time where a peek
+    /// and a pop would take two.
+    #[inline]
+    pub fn pop_until(&mut self, t: Time) -> Option<(Time, Event)> {
+        if !self.early.is_empty() {
+            return self.pop_early(t);
+        }
+        if self.head < self.run.len() {
+            return self.pop_run(t);
+        }
+        if self.summary == 0 {
+            // the wheel is empty: it moves on to the far queue's earliest slot
+            if self.far.is_empty() || self.far_min > t.0 {
+                return None;
+            }
+            self.set_current(self.far_min >> SLOT_BITS);
+            return self.pop_run(t);
+        }
+        let p = self.next_marked() & SLOT_MASK;
+        let n = self.cur + ((p.wrapping_sub(self.cur as usize)) & SLOT_MASK) as u64;
+        if let [e] = self.slots[p][..] {
+            // the common case: the slot's only entry is the next event
+            if e.time > t.0 {
+                return None;
+            }
+            self.slots[p].clear();
+            self.unmark(p);
+            self.last = e.time;
+            self.len -= 1;
+            self.set_current(n);
+            return Some((Time(e.time), e.event));
+        }
+        self.take_slot(p, n, t)
+    }
+
+    /// Slot `p` (number `n`), with more than one entry, becomes the current one if its earliest
+    /// entry is due by `t`.
+    #[inline(never)]
+    fn take_slot(&mut self, p: usize, n: u64, t: Time) -> Option<(Time, Event)> {
+        let slot = &mut self.slots[p];
+        // stable: equal times keep the order they were scheduled in
+        slot.sort_by_key(|e| e.time);
+        if slot[0].time > t.0 {
+            return None;
+        }
+        std::mem::swap(slot, &mut self.run);
+        self.unmark(p);
+        self.set_current(n);
+        self.pop_run(t)
+    }
+
+    /// The next event from `run` (not empty).
+    #[inline]
+    fn pop_run(&mut self, t: Time) -> Option<(Time, Event)> {
+        let e = self.run[self.head];
+        if e.time > t.0 {
+            return None;
+        }
+        self.head += 1;
+        self.len -= 1;
+        self.last = e.time;
+        if self.head == self.run.len() {
+            self.head = 0;
+            self.run.clear();
+            if self.run.capacity() > SPARE_CAPACITY.max(self.len) {
+                self.run = Vec::new();
+            }
+        }
+        Some((Time(e.time), e.event))
+    }
+
+    /// The earliest entry scheduled before `last` (the first of them among equal times).
+    #[inline(never)]
+    #[cold]
+    fn pop_early(&mut self, t: Time) -> Option<(Time, Event)> {
+        let time = earliest(&self.early);
+        if time > t.0 {
+            return None;
+        }
+        let k = self.early.iter().position(|e| e.time == time).expect("the earliest is there");
+        let e = self.early.remove(k);
+        self.len -= 1;
+        Some((Time(e.time), e.event))
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The far events of [`EventQueue`]: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster
+/// algorithms for the shortest path problem", JACM 1990) on the event time: a monotone priority queue, which a simulation's clock is
 /// (no event is scheduled before the one being handled). The events due at the time last taken
 /// out (`last`) wait in `due`, oldest first; bucket i holds the entries whose time first differs
 /// from `last` at bit i, so every entry of a bucket is later than every entry of the buckets below
@@ -63,10 +343,10 @@ const SPARE_CAPACITY: usize = 256;
 /// `last`) the first in the line is the oldest, which is the order of the key (time, insertion
 /// number) that the binary heap this replaced used, event for event.
 ///
-/// An entry scheduled before `last` (no code path does; kept so that the order stays that of the
+/// An entry scheduled before `last` (the wheel never does; kept so that the order stays that of the
 /// key whatever the caller does) waits in `early`, which is served first.
 #[derive(Debug)]
-pub struct EventQueue {
+struct RadixHeap {
     /// The events due at `last`, in the order scheduled; those before `head` are already taken.
     due: Vec<Event>,
     head: usize,
@@ -78,9 +358,9 @@ pub struct EventQueue {
     len: usize,
 }
 
-impl Default for EventQueue {
+impl Default for RadixHeap {
     fn default() -> Self {
-        EventQueue {
+        RadixHeap {
             due: Vec::new(),
             head: 0,
             buckets: std::array::from_fn(|_| Vec::new()),
@@ -105,7 +385,7 @@ fn earliest(entries: &[Entry]) -> u64 {
     entries.iter().fold(u64::MAX, |m, e| m.min(e.time))
 }
 
-impl EventQueue {
+impl RadixHeap {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.len += 1;
