@@ -415,11 +415,6 @@ impl RadixHeap {
         Some(Time(earliest(&self.buckets[self.occupied.trailing_zeros() as usize])))
     }
 
-    /// The next event.
-    pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.pop_until(Time(u64::MAX))
-    }
-
     /// The next event if it is due at or before `t`: one search for the earliest time where a peek
     /// and a pop would take two.
     #[inline]
@@ -632,5 +627,139 @@ mod tests {
             assert_eq!(got, reference_order(&ops), "round {round}");
             assert!(q.is_empty());
         }
+    }
+
+    /// The two structures behind the same calls, so that each is checked against the reference.
+    trait Queue: Default {
+        fn schedule(&mut self, time: Time, event: Event);
+        fn pop_until(&mut self, t: Time) -> Option<(Time, Event)>;
+        fn peek_time(&self) -> Option<Time>;
+        fn len(&self) -> usize;
+    }
+    macro_rules! queue {
+        ($q:ty) => {
+            impl Queue for $q {
+                fn schedule(&mut self, time: Time, event: Event) {
+                    <$q>::schedule(self, time, event)
+                }
+                fn pop_until(&mut self, t: Time) -> Option<(Time, Event)> {
+                    <$q>::pop_until(self, t)
+                }
+                fn peek_time(&self) -> Option<Time> {
+                    <$q>::peek_time(self)
+                }
+                fn len(&self) -> usize {
+                    <$q>::len(self)
+                }
+            }
+        };
+    }
+    queue!(EventQueue);
+    queue!(RadixHeap);
+
+    /// Drives `Q` like a simulation (each new time is the last popped time plus a delay) against
+    /// std's binary heap on (time, insertion number), comparing every pop, peek and length. The
+    /// delays mix ties with the current time, a few ns, about a wheel slot, beyond the wheel's
+    /// horizon (4.19 ms) on a 1 ms grid so that far events tie with each other and with events
+    /// scheduled onto the wheel later, and now and then a time before the current one.
+    fn same_as_the_reference<Q: Queue>(seed: u64) {
+        use std::cmp::Reverse;
+        let mut rng = ccsim_cc::Rng::new(seed, 3);
+        let (mut q, mut heap) = (Q::default(), std::collections::BinaryHeap::new());
+        let (mut now, mut seq, mut popped) = (0u64, 0u32, 0);
+        for _ in 0..40_000 {
+            let r = rng.uniform();
+            if r < 0.52 {
+                let delay = match rng.next_u64() % 8 {
+                    0 => 0,
+                    1 => rng.next_u64() % 4,
+                    2 | 3 => rng.next_u64() % 3_000,
+                    4 => 1_024 * (rng.next_u64() % 4) + rng.next_u64() % 2,
+                    5 => rng.next_u64() % 5_000_000,
+                    6 => (now / 1_000_000 + 1 + rng.next_u64() % 30) * 1_000_000 - now,
+                    _ => 4_194_304 + rng.next_u64() % 2_048 * 1_024,
+                };
+                let time = if rng.uniform() < 0.002 { now.saturating_sub(1 + rng.next_u64() % 5_000) } else { now + delay };
+                q.schedule(Time(time), Event::FlowStart(seq));
+                heap.push(Reverse((time, seq)));
+                seq += 1;
+            } else if r < 0.6 {
+                // a refused pop_until changes nothing
+                let next = heap.peek().map(|Reverse((t, _))| *t);
+                assert_eq!(q.peek_time(), next.map(Time));
+                if let Some(before) = next.and_then(|t| t.checked_sub(1 + rng.next_u64() % 2_000)) {
+                    assert_eq!(q.pop_until(Time(before)), None);
+                }
+            } else {
+                let want = heap.pop().map(|Reverse((t, s))| (Time(t), Event::FlowStart(s)));
+                assert_eq!(q.pop_until(Time(u64::MAX)), want, "pop {popped}");
+                if let Some((t, _)) = want {
+                    now = now.max(t.0);
+                    popped += 1;
+                }
+            }
+            assert_eq!(q.len(), heap.len());
+        }
+        while let Some(Reverse((t, s))) = heap.pop() {
+            assert_eq!(q.pop_until(Time(t)), Some((Time(t), Event::FlowStart(s))));
+        }
+        assert_eq!((q.len(), q.pop_until(Time(u64::MAX))), (0, None));
+    }
+
+    #[test]
+    fn wheel_and_radix_heap_pop_in_key_order_near_far_tied_and_early() {
+        for seed in 0..6 {
+            same_as_the_reference::<EventQueue>(seed);
+            same_as_the_reference::<RadixHeap>(seed);
+        }
+    }
+
+    #[test]
+    fn a_far_event_goes_before_a_later_scheduled_one_at_the_same_time() {
+        let mut q = EventQueue::default();
+        let far = Time(10_000_000); // slot 9765, beyond the wheel's reach from 0
+        q.schedule(far, Event::RtoTimer(1));
+        // the first instant from which slot 9765 is within reach: slot 9765 - 4095
+        let edge = Time((9765 - (SLOTS as u64 - 1)) << SLOT_BITS);
+        q.schedule(Time(3_000_000), Event::Sample);
+        assert_eq!(q.pop(), Some((Time(3_000_000), Event::Sample)));
+        q.schedule(edge, Event::Sample); // on the wheel
+        assert_eq!(q.pop(), Some((edge, Event::Sample)));
+        // the far event is on the wheel now; one scheduled for the same time comes after it
+        q.schedule(far, Event::RtoTimer(2));
+        q.schedule(Time(9_999_999), Event::DelayedAck(3));
+        assert_eq!(q.pop(), Some((Time(9_999_999), Event::DelayedAck(3))));
+        q.schedule(far, Event::RtoTimer(4)); // into the current slot
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, [1, 2, 4].map(|f| (far, Event::RtoTimer(f))));
+    }
+
+    #[test]
+    fn a_crowded_slot_is_served_in_order_and_its_room_given_back() {
+        let mut q = EventQueue::default();
+        // 10,000 flows starting together, their timers together a second later, and a slot of
+        // distinct times: the shapes of a large run's start
+        for f in 0..10_000 {
+            q.schedule(Time(0), Event::FlowStart(f));
+            q.schedule(Time(1_000_000_000), Event::RtoTimer(f));
+            q.schedule(Time(2_000 + 1_000 - u64::from(f % 1_000)), Event::HostDepart(f));
+        }
+        for f in 0..10_000 {
+            assert_eq!(q.pop(), Some((Time(0), Event::FlowStart(f))));
+        }
+        let mut last = Time(0);
+        for _ in 0..10_000 {
+            let (t, e) = q.pop().unwrap();
+            assert!(t >= last && matches!(e, Event::HostDepart(_)));
+            last = t;
+        }
+        for f in 0..10_000 {
+            assert_eq!(q.pop(), Some((Time(1_000_000_000), Event::RtoTimer(f))));
+        }
+        assert!(q.is_empty());
+        // emptied lines keep a bounded spare
+        assert!(q.run.capacity() <= SPARE_CAPACITY);
+        assert!(q.slots.iter().all(|s| s.capacity() <= SLOT_SPARE));
+        assert!(q.far.buckets.iter().all(|b| b.capacity() <= SPARE_CAPACITY) && q.far.due.capacity() <= SPARE_CAPACITY);
     }
 }
