@@ -92,6 +92,8 @@ pub struct EventQueue {
     far: RadixHeap,
     /// Earliest time in `far`; `u64::MAX` when it is empty.
     far_min: u64,
+    /// The first current slot from which `far_min`'s slot is on the wheel.
+    migrate_from: u64,
     early: Vec<Entry>,
     len: usize,
 }
@@ -108,6 +110,7 @@ impl Default for EventQueue {
             last: 0,
             far: RadixHeap::default(),
             far_min: u64::MAX,
+            migrate_from: u64::MAX,
             early: Vec::new(),
             len: 0,
         }
@@ -137,7 +140,9 @@ impl EventQueue {
             self.insert_run(Entry { time, event });
         } else {
             self.far.schedule(Time(time), event);
-            self.far_min = self.far_min.min(time);
+            if time < self.far_min {
+                self.set_far_min(time);
+            }
         }
     }
 
@@ -150,7 +155,16 @@ impl EventQueue {
     }
 
     /// After every entry of `run` at or before its time.
+    #[inline(always)]
     fn insert_run(&mut self, entry: Entry) {
+        match self.run.last() {
+            Some(e) if e.time > entry.time => self.insert_run_inside(entry),
+            _ => self.run.push(entry),
+        }
+    }
+
+    #[inline(never)]
+    fn insert_run_inside(&mut self, entry: Entry) {
         let at = self.head + self.run[self.head..].partition_point(|e| e.time <= entry.time);
         self.run.insert(at, entry);
     }
@@ -177,16 +191,13 @@ impl EventQueue {
         if self.words[w] == 0 {
             self.summary &= !(1 << w);
         }
-        if self.slots[p].capacity() > SLOT_SPARE {
-            self.slots[p] = Vec::new();
-        }
     }
 
     /// The current slot is now `n`: the far entries within reach of the wheel come onto it.
     #[inline(always)]
     fn set_current(&mut self, n: u64) {
         self.cur = n;
-        if self.far_min >> SLOT_BITS < n + SLOTS as u64 {
+        if n >= self.migrate_from {
             self.migrate();
         }
     }
@@ -203,7 +214,12 @@ impl EventQueue {
                 self.push_slot(n, Entry { time: time.0, event });
             }
         }
-        self.far_min = self.far.peek_time().map_or(u64::MAX, |t| t.0);
+        self.set_far_min(self.far.peek_time().map_or(u64::MAX, |t| t.0));
+    }
+
+    fn set_far_min(&mut self, time: u64) {
+        self.far_min = time;
+        self.migrate_from = (time >> SLOT_BITS).saturating_sub(SLOTS as u64 - 1);
     }
 
     /// Time of the next event.
@@ -271,6 +287,11 @@ impl EventQueue {
             return None;
         }
         std::mem::swap(slot, &mut self.run);
+        // The slot has `run`'s room now (a slot's own grows only with entries, which go to `run`
+        // when there are more than one, so this is the only place a slot can get room to spare)
+        if slot.capacity() > SLOT_SPARE {
+            *slot = Vec::new();
+        }
         self.unmark(p);
         self.set_current(n);
         self.pop_run(t)
