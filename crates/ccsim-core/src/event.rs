@@ -544,6 +544,7 @@ impl RadixHeap {
         Some((Time(e.time), e.event))
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
