@@ -26,100 +26,214 @@ pub enum Event {
     Measure(bool),
 }
 
-/// An event with its key. The key (time, insertion number) is unique, so any correct priority
-/// queue pops the same sequence: the order is that of the key, whatever the structure.
+/// An event with its time. The order among equal times is kept by where the entry sits (see
+/// [`EventQueue`]), so no insertion number is stored.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: u64,
-    seq: u64,
     event: Event,
 }
 
-impl Entry {
-    /// (time, seq) as one integer: one wide comparison instead of two chained ones.
-    #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
-    }
-}
-
-/// Buckets of the radix heap: one per bit of the 128-bit key, and one for the key equal to `last`.
-const BUCKETS: usize = 129;
-/// Entries an emptied bucket may keep room for whatever the queue's length.
+/// Buckets of the radix heap: one per bit of the 64-bit time.
+const BUCKETS: usize = 64;
+/// Entries an emptied bucket (or the `due` line) may keep room for whatever the queue's length.
 const SPARE_CAPACITY: usize = 256;
 
-/// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
-/// problem", JACM 1990) on the packed key: a monotone priority queue, which a simulation's clock is
-/// (no event is scheduled before the one being handled). Bucket i holds the entries whose key
-/// first differs from the last popped key (`last`) at bit i - 1, so every entry of a bucket is
-/// smaller than every entry of the buckets above it. Scheduling is a bit scan and a push; popping
-/// takes the smallest entry of the lowest non-empty bucket, makes its key the new `last` and
-/// spreads the rest of that bucket over the buckets below. Each entry moves down a few times in its
-/// life instead of paying a heap's log n comparisons on every pop; docs/performance.md
-/// ("Instructions per packet") compares it with the binary and 4-ary heaps.
+/// Width of a wheel slot: 2^10 ns (1.024 µs), about a tenth of a 1500-byte packet's time at 1 Gbit/s.
+const SLOT_BITS: u32 = 10;
+/// Slots on the wheel: events up to 4096 slots (4.19 ms) ahead of the current one are on it.
+const SLOTS: usize = 4096;
+const SLOT_MASK: usize = SLOTS - 1;
+/// Bitmap words of the wheel's occupied slots.
+const WORDS: usize = SLOTS / 64;
+/// Entries an emptied wheel slot may keep room for (4096 slots: at most 1 MiB of spare room).
+const SLOT_SPARE: usize = 16;
+
+/// The event queue: a timing wheel for the near events (Varghese and Lauck, "Hashed and
+/// hierarchical timing wheels", SOSP 1987; a calendar queue with a fixed year, Brown, CACM 1988)
+/// over a radix heap for the far ones ([`RadixHeap`]: retransmission and delayed-ACK timers,
+/// flow starts and stops, the next sample).
+///
+/// The wheel has 4096 slots of 1.024 µs. An event whose slot number (its time >> 10) is within
+/// 4096 of the current one (`cur`, the slot of the last event taken out) is pushed onto its slot
+/// (`slots[number % 4096]`) and marked in a two-level bitmap; a later one goes to the radix heap,
+/// and comes onto the wheel (`migrate`) as soon as the current slot gets within 4096 of its own.
+/// The current slot's events are in `run`, sorted by time. Taking the next event: from `run` if it
+/// has any; else the next marked slot after `cur` (two bit scans): its only entry is the event, or
+/// its entries are sorted into `run`. Most events are scheduled a few µs to a few ms ahead (a
+/// packet's transmission, the next hop, the host's send jitter) and are placed once, where a heap
+/// would move them around (docs/performance.md, "Instructions per packet", compares them).
+///
+/// Ties are served first in, first out without an insertion number, the order of the key (time,
+/// insertion number) of the binary heap this replaced, event for event:
+/// * a slot's line holds its entries in the order they were scheduled: `schedule` pushes the
+///   newest of all; `migrate` brings a far entry in before any entry of the same time can be
+///   scheduled onto the wheel (it runs as soon as the horizon moves past the far entry's slot,
+///   before the event that moved it is handed out), and the radix heap hands them over in key order;
+/// * the sort into `run` is stable, and an entry scheduled into the current slot goes after every
+///   entry of `run` at or before its time.
 ///
 /// An entry scheduled before `last` (no code path does; kept so that the order stays that of the
 /// key whatever the caller does) waits in `early`, which is served first.
 #[derive(Debug)]
 pub struct EventQueue {
-    buckets: [Vec<Entry>; BUCKETS],
-    /// Bit i of word i / 64: `buckets[i]` is not empty.
-    occupied: [u64; 3],
-    last: u128,
+    slots: Box<[Vec<Entry>; SLOTS]>,
+    /// Bit i of word w: slot 64 w + i is not empty.
+    words: [u64; WORDS],
+    /// Bit w: `words[w]` is not zero.
+    summary: u64,
+    /// The current slot's entries, sorted by time (ties in the order scheduled); those before
+    /// `head` are already taken (`head` is 0 when `run` is empty).
+    run: Vec<Entry>,
+    head: usize,
+    /// Slot number of `last`.
+    cur: u64,
+    last: u64,
+    far: RadixHeap,
+    /// Earliest time in `far`; `u64::MAX` when it is empty.
+    far_min: u64,
+    /// The first current slot from which `far_min`'s slot is on the wheel.
+    migrate_from: u64,
     early: Vec<Entry>,
     len: usize,
-    next_seq: u64,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
-        EventQueue { buckets: std::array::from_fn(|_| Vec::new()), occupied: [0; 3], last: 0, early: Vec::new(), len: 0, next_seq: 0 }
-    }
-}
-
-/// The bucket of `key` relative to `last` (`key` >= `last`).
-#[inline(always)]
-fn bucket(key: u128, last: u128) -> usize {
-    128 - (key ^ last).leading_zeros() as usize
-}
-
-/// Position of the smallest key in `entries` (not empty).
-#[inline(always)]
-fn smallest(entries: &[Entry]) -> usize {
-    let mut best = 0;
-    let mut best_key = entries[0].key();
-    for (i, e) in entries.iter().enumerate().skip(1) {
-        if e.key() < best_key {
-            best = i;
-            best_key = e.key();
+        EventQueue {
+            slots: Box::new(std::array::from_fn(|_| Vec::new())),
+            words: [0; WORDS],
+            summary: 0,
+            run: Vec::new(),
+            head: 0,
+            cur: 0,
+            last: 0,
+            far: RadixHeap::default(),
+            far_min: u64::MAX,
+            migrate_from: u64::MAX,
+            early: Vec::new(),
+            len: 0,
         }
     }
-    best
 }
 
 impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
-        let entry = Entry { time: time.0, seq: self.next_seq, event };
-        self.next_seq += 1;
         self.len += 1;
-        let key = entry.key();
-        if key < self.last {
-            self.early.push(entry);
+        let time = time.0;
+        let n = time >> SLOT_BITS;
+        // 1 <= n - cur < SLOTS: on the wheel, after the current slot (the common case)
+        if n.wrapping_sub(self.cur).wrapping_sub(1) < SLOTS as u64 - 1 {
+            self.push_slot(n, Entry { time, event });
         } else {
-            let i = bucket(key, self.last);
-            self.buckets[i].push(entry);
-            self.occupied[i / 64] |= 1 << (i % 64);
+            self.schedule_other(time, event);
         }
+    }
+
+    /// An entry for the current slot, the far future, or the past.
+    #[inline(never)]
+    fn schedule_other(&mut self, time: u64, event: Event) {
+        if time < self.last {
+            self.early.push(Entry { time, event });
+        } else if time >> SLOT_BITS == self.cur {
+            self.insert_run(Entry { time, event });
+        } else {
+            self.far.schedule(Time(time), event);
+            if time < self.far_min {
+                self.set_far_min(time);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn push_slot(&mut self, n: u64, entry: Entry) {
+        let p = n as usize & SLOT_MASK;
+        self.slots[p].push(entry);
+        self.words[(p / 64) & (WORDS - 1)] |= 1 << (p % 64);
+        self.summary |= 1 << (p / 64);
+    }
+
+    /// After every entry of `run` at or before its time.
+    #[inline(always)]
+    fn insert_run(&mut self, entry: Entry) {
+        match self.run.last() {
+            Some(e) if e.time > entry.time => self.insert_run_inside(entry),
+            _ => self.run.push(entry),
+        }
+    }
+
+    #[inline(never)]
+    fn insert_run_inside(&mut self, entry: Entry) {
+        let at = self.head + self.run[self.head..].partition_point(|e| e.time <= entry.time);
+        self.run.insert(at, entry);
+    }
+
+    /// Position of the first marked slot after the current one, going round (the wheel holds one).
+    #[inline(always)]
+    fn next_marked(&self) -> usize {
+        let p = self.cur as usize & SLOT_MASK;
+        let w = p / 64;
+        let here = self.words[w & (WORDS - 1)] & (u64::MAX << (p % 64));
+        if here != 0 {
+            return w * 64 + here.trailing_zeros() as usize;
+        }
+        let above = self.summary & (u64::MAX << w) & !(1 << w);
+        let w = if above != 0 { above.trailing_zeros() } else { self.summary.trailing_zeros() } as usize & (WORDS - 1);
+        w * 64 + self.words[w].trailing_zeros() as usize
+    }
+
+    /// Slot `p` is empty now.
+    #[inline(always)]
+    fn unmark(&mut self, p: usize) {
+        let w = (p / 64) & (WORDS - 1);
+        self.words[w] &= !(1 << (p % 64));
+        if self.words[w] == 0 {
+            self.summary &= !(1 << w);
+        }
+    }
+
+    /// The current slot is now `n`: the far entries within reach of the wheel come onto it.
+    #[inline(always)]
+    fn set_current(&mut self, n: u64) {
+        self.cur = n;
+        if n >= self.migrate_from {
+            self.migrate();
+        }
+    }
+
+    #[inline(never)]
+    fn migrate(&mut self) {
+        let horizon = self.cur + SLOTS as u64;
+        let before = if horizon > u64::MAX >> SLOT_BITS { u64::MAX } else { (horizon << SLOT_BITS) - 1 };
+        while let Some((time, event)) = self.far.pop_until(Time(before)) {
+            let n = time.0 >> SLOT_BITS;
+            if n == self.cur {
+                self.insert_run(Entry { time: time.0, event });
+            } else {
+                self.push_slot(n, Entry { time: time.0, event });
+            }
+        }
+        self.set_far_min(self.far.peek_time().map_or(u64::MAX, |t| t.0));
+    }
+
+    fn set_far_min(&mut self, time: u64) {
+        self.far_min = time;
+        self.migrate_from = (time >> SLOT_BITS).saturating_sub(SLOTS as u64 - 1);
     }
 
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Time> {
         if !self.early.is_empty() {
-            return Some(Time(self.early[smallest(&self.early)].time));
+            return Some(Time(earliest(&self.early)));
         }
-        let b = self.lowest_bucket()?;
-        Some(Time(self.buckets[b][smallest(&self.buckets[b])].time))
+        if self.head < self.run.len() {
+            return Some(Time(self.run[self.head].time));
+        }
+        if self.summary != 0 {
+            return Some(Time(earliest(&self.slots[self.next_marked()])));
+        }
+        self.far.peek_time()
     }
 
     /// The next event.
@@ -127,41 +241,93 @@ impl EventQueue {
         self.pop_until(Time(u64::MAX))
     }
 
-    /// The next event if it is due at or before `t`: one search for the smallest key where a peek
+    /// The next event if it is due at or before `t`: one search for the earliest time where a peek
     /// and a pop would take two.
     #[inline]
     pub fn pop_until(&mut self, t: Time) -> Option<(Time, Event)> {
         if !self.early.is_empty() {
-            let k = smallest(&self.early);
-            if self.early[k].time > t.0 {
+            return self.pop_early(t);
+        }
+        if self.head < self.run.len() {
+            return self.pop_run(t);
+        }
+        if self.summary == 0 {
+            // the wheel is empty: it moves on to the far queue's earliest slot
+            if self.far.is_empty() || self.far_min > t.0 {
                 return None;
             }
+            self.set_current(self.far_min >> SLOT_BITS);
+            return self.pop_run(t);
+        }
+        let p = self.next_marked() & SLOT_MASK;
+        let n = self.cur + ((p.wrapping_sub(self.cur as usize)) & SLOT_MASK) as u64;
+        if let [e] = self.slots[p][..] {
+            // the common case: the slot's only entry is the next event
+            if e.time > t.0 {
+                return None;
+            }
+            self.slots[p].clear();
+            self.unmark(p);
+            self.last = e.time;
             self.len -= 1;
-            let e = self.early.swap_remove(k);
+            self.set_current(n);
             return Some((Time(e.time), e.event));
         }
-        let b = self.lowest_bucket()?;
-        let k = smallest(&self.buckets[b]);
-        if self.buckets[b][k].time > t.0 {
+        self.take_slot(p, n, t)
+    }
+
+    /// Slot `p` (number `n`), with more than one entry, becomes the current one if its earliest
+    /// entry is due by `t`.
+    #[inline(never)]
+    fn take_slot(&mut self, p: usize, n: u64, t: Time) -> Option<(Time, Event)> {
+        let slot = &mut self.slots[p];
+        // stable: equal times keep the order they were scheduled in
+        slot.sort_by_key(|e| e.time);
+        if slot[0].time > t.0 {
             return None;
         }
+        std::mem::swap(slot, &mut self.run);
+        // The slot has `run`'s room now (a slot's own grows only with entries, which go to `run`
+        // when there are more than one, so this is the only place a slot can get room to spare)
+        if slot.capacity() > SLOT_SPARE {
+            *slot = Vec::new();
+        }
+        self.unmark(p);
+        self.set_current(n);
+        self.pop_run(t)
+    }
+
+    /// The next event from `run` (not empty).
+    #[inline]
+    fn pop_run(&mut self, t: Time) -> Option<(Time, Event)> {
+        let e = self.run[self.head];
+        if e.time > t.0 {
+            return None;
+        }
+        self.head += 1;
         self.len -= 1;
-        let (lower, upper) = self.buckets.split_at_mut(b);
-        let from = &mut upper[0];
-        let e = from.swap_remove(k);
-        self.last = e.key();
-        self.occupied[b / 64] &= !(1 << (b % 64));
-        // The rest of the bucket agrees with the new `last` above bit b - 1: each lands lower.
-        for rest in from.drain(..) {
-            let i = bucket(rest.key(), self.last);
-            lower[i].push(rest);
-            self.occupied[i / 64] |= 1 << (i % 64);
+        self.last = e.time;
+        if self.head == self.run.len() {
+            self.head = 0;
+            self.run.clear();
+            if self.run.capacity() > SPARE_CAPACITY.max(self.len) {
+                self.run = Vec::new();
+            }
         }
-        // A bucket keeps its allocation for the next entries, but not one far larger than the
-        // queue: with 10,000 flows the buckets' idle capacity would otherwise outgrow the entries.
-        if from.capacity() > SPARE_CAPACITY.max(self.len) {
-            *from = Vec::new();
+        Some((Time(e.time), e.event))
+    }
+
+    /// The earliest entry scheduled before `last` (the first of them among equal times).
+    #[inline(never)]
+    #[cold]
+    fn pop_early(&mut self, t: Time) -> Option<(Time, Event)> {
+        let time = earliest(&self.early);
+        if time > t.0 {
+            return None;
         }
+        let k = self.early.iter().position(|e| e.time == time).expect("the earliest is there");
+        let e = self.early.remove(k);
+        self.len -= 1;
         Some((Time(e.time), e.event))
     }
 
@@ -172,15 +338,219 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
 
-    #[inline(always)]
-    fn lowest_bucket(&self) -> Option<usize> {
-        Some(match self.occupied {
-            [0, 0, 0] => return None,
-            [0, 0, w] => 128 + w.trailing_zeros() as usize,
-            [0, w, _] => 64 + w.trailing_zeros() as usize,
-            [w, _, _] => w.trailing_zeros() as usize,
-        })
+/// The far events of [`EventQueue`]: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster
+/// algorithms for the shortest path problem", JACM 1990) on the event time: a monotone priority queue, which a simulation's clock is
+/// (no event is scheduled before the one being handled). The events due at the time last taken
+/// out (`last`) wait in `due`, oldest first; bucket i holds the entries whose time first differs
+/// from `last` at bit i, so every entry of a bucket is later than every entry of the buckets below
+/// it. Scheduling is a bit scan and a push; when `due` runs out, the lowest non-empty bucket's
+/// earliest time becomes the new `last` and that bucket is spread over `due` and the buckets
+/// below. Each entry moves down a few times in its life instead of paying a heap's log n
+/// comparisons on every pop; docs/performance.md ("Instructions per packet") compares it with the
+/// binary and 4-ary heaps and with the 128-bit (time, insertion number) key it replaced.
+///
+/// Ties are served first in, first out without an insertion number, because every line (`due`,
+/// each bucket, `early`) holds its entries in the order they were scheduled:
+/// * `schedule` appends the newest entry of all to the end of one line;
+/// * a bucket is spread only when `due` and every bucket below it are empty (it is the lowest
+///   non-empty one), and it is read front to back, so each line it feeds receives a subsequence of
+///   it, in order;
+/// * `due` is taken from the front; `early` and a spread bucket keep their order when an entry
+///   leaves them.
+///
+/// So among the entries of one time (all in the same line: the line depends only on the time and
+/// `last`) the first in the line is the oldest, which is the order of the key (time, insertion
+/// number) that the binary heap this replaced used, event for event.
+///
+/// An entry scheduled before `last` (the wheel never does; kept so that the order stays that of the
+/// key whatever the caller does) waits in `early`, which is served first.
+#[derive(Debug)]
+struct RadixHeap {
+    /// The events due at `last`, in the order scheduled; those before `head` are already taken.
+    due: Vec<Event>,
+    head: usize,
+    buckets: [Vec<Entry>; BUCKETS],
+    /// Bit i: `buckets[i]` is not empty.
+    occupied: u64,
+    last: u64,
+    early: Vec<Entry>,
+    len: usize,
+}
+
+impl Default for RadixHeap {
+    fn default() -> Self {
+        RadixHeap {
+            due: Vec::new(),
+            head: 0,
+            buckets: std::array::from_fn(|_| Vec::new()),
+            occupied: 0,
+            last: 0,
+            early: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+/// The bucket of `time` relative to `last` (`time` > `last`): its highest bit that differs.
+#[inline(always)]
+fn bucket(time: u64, last: u64) -> usize {
+    // `& 63` only tells the compiler what holds (the xor is not zero), so the index is not checked
+    (63 - (time ^ last).leading_zeros() as usize) & (BUCKETS - 1)
+}
+
+/// The earliest time in `entries` (not empty).
+#[inline(always)]
+fn earliest(entries: &[Entry]) -> u64 {
+    entries.iter().fold(u64::MAX, |m, e| m.min(e.time))
+}
+
+impl RadixHeap {
+    #[inline]
+    pub fn schedule(&mut self, time: Time, event: Event) {
+        self.len += 1;
+        let time = time.0;
+        if time > self.last {
+            let i = bucket(time, self.last);
+            self.buckets[i].push(Entry { time, event });
+            self.occupied |= 1 << i;
+        } else if time == self.last {
+            self.due.push(event);
+        } else {
+            self.early.push(Entry { time, event });
+        }
+    }
+
+    /// Time of the next event.
+    pub fn peek_time(&self) -> Option<Time> {
+        if !self.early.is_empty() {
+            return Some(Time(earliest(&self.early)));
+        }
+        if self.head < self.due.len() {
+            return Some(Time(self.last));
+        }
+        if self.occupied == 0 {
+            return None;
+        }
+        Some(Time(earliest(&self.buckets[self.occupied.trailing_zeros() as usize])))
+    }
+
+    /// The next event if it is due at or before `t`: one search for the earliest time where a peek
+    /// and a pop would take two.
+    #[inline]
+    pub fn pop_until(&mut self, t: Time) -> Option<(Time, Event)> {
+        if !self.early.is_empty() {
+            return self.pop_early(t);
+        }
+        if self.head < self.due.len() {
+            return self.pop_due(t);
+        }
+        if self.occupied == 0 {
+            return None;
+        }
+        let b = self.occupied.trailing_zeros() as usize & (BUCKETS - 1);
+        if let [e] = self.buckets[b][..] {
+            // the common case: the bucket's only entry is the next event
+            if e.time > t.0 {
+                return None;
+            }
+            self.buckets[b].clear();
+            self.occupied &= !(1 << b);
+            self.last = e.time;
+            self.len -= 1;
+            return Some((Time(e.time), e.event));
+        }
+        self.spread(b, t)
+    }
+
+    /// The next event from `due` (not spent).
+    #[inline]
+    fn pop_due(&mut self, t: Time) -> Option<(Time, Event)> {
+        if self.last > t.0 {
+            return None;
+        }
+        let event = self.due[self.head];
+        self.head += 1;
+        self.len -= 1;
+        if self.head == self.due.len() {
+            // spent: `due` is empty whenever `head` is not inside it
+            self.head = 0;
+            self.due.clear();
+            if self.due.capacity() > SPARE_CAPACITY.max(self.len) {
+                self.due = Vec::new();
+            }
+        }
+        Some((Time(self.last), event))
+    }
+
+    /// Takes the earliest entry of bucket `b` (the lowest non-empty one, with more than one entry)
+    /// if it is due by `t`: its time becomes `last`, the other entries of that time go to `due`
+    /// (empty now) in order, and the rest of the bucket spreads over the buckets below.
+    #[inline]
+    fn spread(&mut self, b: usize, t: Time) -> Option<(Time, Event)> {
+        let (lower, upper) = self.buckets.split_at_mut(b);
+        let from = &mut upper[0];
+        let mut k = 0;
+        for (i, e) in from.iter().enumerate().skip(1) {
+            if e.time < from[k].time {
+                k = i;
+            }
+        }
+        let first = from[k];
+        if first.time > t.0 {
+            return None;
+        }
+        let last = first.time;
+        self.last = last;
+        self.len -= 1;
+        self.occupied &= !(1 << b);
+        // The bucket agrees with the new `last` from bit b up: each entry lands lower, or in `due`.
+        // Those before `k` are all later than `last` (`k` is the first of the earliest).
+        for e in &from[..k] {
+            let i = bucket(e.time, last);
+            lower[i].push(*e);
+            self.occupied |= 1 << i;
+        }
+        for e in &from[k + 1..] {
+            if e.time == last {
+                self.due.push(e.event);
+            } else {
+                let i = bucket(e.time, last);
+                lower[i].push(*e);
+                self.occupied |= 1 << i;
+            }
+        }
+        from.clear();
+        // A bucket keeps its allocation for the next entries, but not one far larger than the
+        // queue: with 10,000 flows the buckets' idle capacity would otherwise outgrow the entries.
+        if from.capacity() > SPARE_CAPACITY.max(self.len) {
+            *from = Vec::new();
+        }
+        Some((Time(last), first.event))
+    }
+
+    /// The earliest entry scheduled before `last` (the first of them among equal times).
+    #[inline(never)]
+    #[cold]
+    fn pop_early(&mut self, t: Time) -> Option<(Time, Event)> {
+        let time = earliest(&self.early);
+        if time > t.0 {
+            return None;
+        }
+        let k = self.early.iter().position(|e| e.time == time).expect("the earliest is there");
+        let e = self.early.remove(k);
+        self.len -= 1;
+        Some((Time(e.time), e.event))
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -279,5 +649,139 @@ mod tests {
             assert_eq!(got, reference_order(&ops), "round {round}");
             assert!(q.is_empty());
         }
+    }
+
+    /// The two structures behind the same calls, so that each is checked against the reference.
+    trait Queue: Default {
+        fn schedule(&mut self, time: Time, event: Event);
+        fn pop_until(&mut self, t: Time) -> Option<(Time, Event)>;
+        fn peek_time(&self) -> Option<Time>;
+        fn len(&self) -> usize;
+    }
+    macro_rules! queue {
+        ($q:ty) => {
+            impl Queue for $q {
+                fn schedule(&mut self, time: Time, event: Event) {
+                    <$q>::schedule(self, time, event)
+                }
+                fn pop_until(&mut self, t: Time) -> Option<(Time, Event)> {
+                    <$q>::pop_until(self, t)
+                }
+                fn peek_time(&self) -> Option<Time> {
+                    <$q>::peek_time(self)
+                }
+                fn len(&self) -> usize {
+                    <$q>::len(self)
+                }
+            }
+        };
+    }
+    queue!(EventQueue);
+    queue!(RadixHeap);
+
+    /// Drives `Q` like a simulation (each new time is the last popped time plus a delay) against
+    /// std's binary heap on (time, insertion number), comparing every pop, peek and length. The
+    /// delays mix ties with the current time, a few ns, about a wheel slot, beyond the wheel's
+    /// horizon (4.19 ms) on a 1 ms grid so that far events tie with each other and with events
+    /// scheduled onto the wheel later, and now and then a time before the current one.
+    fn same_as_the_reference<Q: Queue>(seed: u64) {
+        use std::cmp::Reverse;
+        let mut rng = ccsim_cc::Rng::new(seed, 3);
+        let (mut q, mut heap) = (Q::default(), std::collections::BinaryHeap::new());
+        let (mut now, mut seq, mut popped) = (0u64, 0u32, 0);
+        for _ in 0..40_000 {
+            let r = rng.uniform();
+            if r < 0.52 {
+                let delay = match rng.next_u64() % 8 {
+                    0 => 0,
+                    1 => rng.next_u64() % 4,
+                    2 | 3 => rng.next_u64() % 3_000,
+                    4 => 1_024 * (rng.next_u64() % 4) + rng.next_u64() % 2,
+                    5 => rng.next_u64() % 5_000_000,
+                    6 => (now / 1_000_000 + 1 + rng.next_u64() % 30) * 1_000_000 - now,
+                    _ => 4_194_304 + rng.next_u64() % 2_048 * 1_024,
+                };
+                let time = if rng.uniform() < 0.002 { now.saturating_sub(1 + rng.next_u64() % 5_000) } else { now + delay };
+                q.schedule(Time(time), Event::FlowStart(seq));
+                heap.push(Reverse((time, seq)));
+                seq += 1;
+            } else if r < 0.6 {
+                // a refused pop_until changes nothing
+                let next = heap.peek().map(|Reverse((t, _))| *t);
+                assert_eq!(q.peek_time(), next.map(Time));
+                if let Some(before) = next.and_then(|t| t.checked_sub(1 + rng.next_u64() % 2_000)) {
+                    assert_eq!(q.pop_until(Time(before)), None);
+                }
+            } else {
+                let want = heap.pop().map(|Reverse((t, s))| (Time(t), Event::FlowStart(s)));
+                assert_eq!(q.pop_until(Time(u64::MAX)), want, "pop {popped}");
+                if let Some((t, _)) = want {
+                    now = now.max(t.0);
+                    popped += 1;
+                }
+            }
+            assert_eq!(q.len(), heap.len());
+        }
+        while let Some(Reverse((t, s))) = heap.pop() {
+            assert_eq!(q.pop_until(Time(t)), Some((Time(t), Event::FlowStart(s))));
+        }
+        assert_eq!((q.len(), q.pop_until(Time(u64::MAX))), (0, None));
+    }
+
+    #[test]
+    fn wheel_and_radix_heap_pop_in_key_order_near_far_tied_and_early() {
+        for seed in 0..6 {
+            same_as_the_reference::<EventQueue>(seed);
+            same_as_the_reference::<RadixHeap>(seed);
+        }
+    }
+
+    #[test]
+    fn a_far_event_goes_before_a_later_scheduled_one_at_the_same_time() {
+        let mut q = EventQueue::default();
+        let far = Time(10_000_000); // slot 9765, beyond the wheel's reach from 0
+        q.schedule(far, Event::RtoTimer(1));
+        // the first instant from which slot 9765 is within reach: slot 9765 - 4095
+        let edge = Time((9765 - (SLOTS as u64 - 1)) << SLOT_BITS);
+        q.schedule(Time(3_000_000), Event::Sample);
+        assert_eq!(q.pop(), Some((Time(3_000_000), Event::Sample)));
+        q.schedule(edge, Event::Sample); // on the wheel
+        assert_eq!(q.pop(), Some((edge, Event::Sample)));
+        // the far event is on the wheel now; one scheduled for the same time comes after it
+        q.schedule(far, Event::RtoTimer(2));
+        q.schedule(Time(9_999_999), Event::DelayedAck(3));
+        assert_eq!(q.pop(), Some((Time(9_999_999), Event::DelayedAck(3))));
+        q.schedule(far, Event::RtoTimer(4)); // into the current slot
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, [1, 2, 4].map(|f| (far, Event::RtoTimer(f))));
+    }
+
+    #[test]
+    fn a_crowded_slot_is_served_in_order_and_its_room_given_back() {
+        let mut q = EventQueue::default();
+        // 10,000 flows starting together, their timers together a second later, and a slot of
+        // distinct times: the shapes of a large run's start
+        for f in 0..10_000 {
+            q.schedule(Time(0), Event::FlowStart(f));
+            q.schedule(Time(1_000_000_000), Event::RtoTimer(f));
+            q.schedule(Time(2_000 + 1_000 - u64::from(f % 1_000)), Event::HostDepart(f));
+        }
+        for f in 0..10_000 {
+            assert_eq!(q.pop(), Some((Time(0), Event::FlowStart(f))));
+        }
+        let mut last = Time(0);
+        for _ in 0..10_000 {
+            let (t, e) = q.pop().unwrap();
+            assert!(t >= last && matches!(e, Event::HostDepart(_)));
+            last = t;
+        }
+        for f in 0..10_000 {
+            assert_eq!(q.pop(), Some((Time(1_000_000_000), Event::RtoTimer(f))));
+        }
+        assert!(q.is_empty());
+        // emptied lines keep a bounded spare
+        assert!(q.run.capacity() <= SPARE_CAPACITY);
+        assert!(q.slots.iter().all(|s| s.capacity() <= SLOT_SPARE));
+        assert!(q.far.buckets.iter().all(|b| b.capacity() <= SPARE_CAPACITY) && q.far.due.capacity() <= SPARE_CAPACITY);
     }
 }
