@@ -9,7 +9,7 @@ use crate::link::Link;
 use crate::scenario::Scenario;
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::{RunOutput, RunStats};
-use crate::sim::series::{CcSeries, FlowSeries, Name, LinkSeries, StreamSeries};
+use crate::sim::series::{CcSeries, FlowSeries, LinkSeries, MetricNames, StreamSeries};
 use crate::sim::summary::{self, ms};
 
 pub(crate) struct Recorder {
@@ -26,6 +26,8 @@ pub(crate) struct Recorder {
     /// The buffer a flow's algorithm writes its metrics into at each sample, kept between flows
     /// and samples so a row allocates nothing.
     metrics: Vec<ccsim_cc::Metric>,
+    /// The `cc_metrics` table's metric names, each once.
+    metric_names: MetricNames,
     pub stats: RunStats,
 }
 
@@ -41,6 +43,7 @@ impl Recorder {
             links: LinkSeries::default(),
             sampled: None,
             metrics: Vec::new(),
+            metric_names: MetricNames::default(),
             stats: RunStats::default(),
         }
     }
@@ -116,8 +119,7 @@ impl Recorder {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
                     if keep {
-                        self.flows.push_reserved(
-                            t,
+                        self.flows.push_untimed(
                             flow,
                             goodput_bps,
                             (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
@@ -133,7 +135,7 @@ impl Recorder {
                         self.metrics.clear();
                         s.cc_metrics(&mut self.metrics);
                         for &(name, value) in &self.metrics {
-                            self.cc.push(t, flow, name, value);
+                            self.cc.push(t, flow, self.metric_names.key(name), value);
                         }
                     }
                     prev.wire = stats.wire_bytes_sent;
@@ -161,45 +163,38 @@ impl Recorder {
                 }
             }
         }
+        self.flows.fill_time(t);
+        // Every link's row as an idle link's first, then the rows of the links that were not idle.
+        let base = self.links.len();
+        self.links.push_idle(t, links.len());
         for (l, link) in links.iter_mut().enumerate() {
             let q = link.queue_state(now);
-            let queue_avg = link.average_queue().unwrap_or(f64::NAN);
+            let queue_avg = link.average_queue();
             let c = &link.interval;
-            // (qdelay_mean_ms, qdelay_max_ms, drops_queue, drops_random, utilisation, tx_bytes, drops_early)
-            let counted = if (c.arrivals | c.departures | c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns) == 0
+            if (c.arrivals | c.departures | c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns | q.pkts | q.bytes) == 0
                 && c.qdelay_sum_ns == 0
+                && queue_avg.is_none()
             {
-                // Nothing arrived at or left the link in the interval (most access links of a run of
-                // many flows): the values below with every counter zero (a link's rate is > 0, so
-                // its utilisation is 0.0), and no counters to reset.
-                (f64::NAN, 0.0, 0, 0, 0.0, 0, 0)
-            } else {
-                let c = std::mem::take(&mut link.interval);
-                let capacity_bits = link.rate_bps as f64 * secs;
-                (
-                    if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
-                    c.qdelay_max_ns as f64 / 1e6,
-                    c.drops_queue,
-                    c.drops_random,
-                    c.tx_bytes as f64 * 8.0 / capacity_bits,
-                    c.tx_bytes,
-                    c.drops_early,
-                )
-            };
-            let (qdelay_mean, qdelay_max, drops_queue, drops_random, utilisation, tx_bytes, drops_early) = counted;
-            self.links.push_reserved(
-                t,
-                Name(l as u32),
+                // Nothing arrived at or left the link in the interval, nothing waits in it and its
+                // discipline keeps no average (most access links of a run of many flows): its row
+                // is the idle row written above (a link's rate is > 0, so its utilisation is 0.0),
+                // and it has no counters to reset.
+                continue;
+            }
+            let c = std::mem::take(&mut link.interval);
+            let capacity_bits = link.rate_bps as f64 * secs;
+            self.links.set_counted(
+                base + l,
                 q.pkts,
                 q.bytes,
-                qdelay_mean,
-                qdelay_max,
-                drops_queue,
-                drops_random,
-                utilisation,
-                tx_bytes,
-                drops_early,
-                queue_avg,
+                if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
+                c.qdelay_max_ns as f64 / 1e6,
+                c.drops_queue,
+                c.drops_random,
+                c.tx_bytes as f64 * 8.0 / capacity_bits,
+                c.tx_bytes,
+                c.drops_early,
+                queue_avg.unwrap_or(f64::NAN),
             );
         }
     }
@@ -221,7 +216,7 @@ impl Recorder {
         RunOutput {
             flows: self.flows.finish(Vec::new()),
             streams: self.streams.finish(Vec::new()),
-            cc_metrics: self.cc.finish(Vec::new()),
+            cc_metrics: self.cc.finish(self.metric_names.into_strings()),
             links: self.links.finish(link_names),
             flow_summary: flow_summary.table,
             link_summary: summary::link_summary(links, window_s, bottleneck),

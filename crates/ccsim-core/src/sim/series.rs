@@ -194,12 +194,152 @@ series_table! {
 }
 
 series_table! {
-    /// One row per metric a congestion controller reports, per TCP flow and interval.
+    /// One row per metric a congestion controller reports, per TCP flow and interval. A metric's
+    /// name is its index into the names the recorder has met ([`MetricNames`]), in the order first
+    /// met: the finished column holds each name once.
     CcSeries {
         time_s: f64,
         flow: u64,
-        name: &'static str,
+        name: Name,
         value: f64,
+    }
+}
+
+/// The metric names met so far, each once, in the order first met (a controller reports a handful,
+/// the same `&'static str` each time: found by its pointer, mostly at the index last found).
+#[derive(Default)]
+pub(crate) struct MetricNames {
+    names: Vec<&'static str>,
+    last: usize,
+}
+
+impl MetricNames {
+    /// The index of `name`, added if it is new.
+    #[inline]
+    pub fn key(&mut self, name: &'static str) -> Name {
+        if self.names.get(self.last).is_some_and(|&n| std::ptr::eq(n, name)) {
+            return Name(self.last as u32);
+        }
+        self.last = self.names.iter().position(|&n| std::ptr::eq(n, name) || n == name).unwrap_or_else(|| {
+            self.names.push(name);
+            self.names.len() - 1
+        });
+        Name(self.last as u32)
+    }
+
+    /// The names as the finished column's text.
+    pub fn into_strings(self) -> Vec<String> {
+        self.names.into_iter().map(str::to_string).collect()
+    }
+}
+
+impl FlowSeries {
+    /// Appends one row but its time, into the room [`Self::reserve`] made; [`Self::fill_time`]
+    /// writes the time of a sample's rows at once.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_untimed(
+        &mut self,
+        flow: u64,
+        goodput_bps: f64,
+        send_rate_bps: f64,
+        cwnd_bytes: u64,
+        cwnd_pkts: f64,
+        ssthresh_bytes: f64,
+        srtt_ms: f64,
+        rtt_ms: f64,
+        retransmits: u64,
+        timeouts: u64,
+        active: bool,
+    ) {
+        self.flow.push(flow);
+        self.goodput_bps.push(goodput_bps);
+        self.send_rate_bps.push(send_rate_bps);
+        self.cwnd_bytes.push(cwnd_bytes);
+        self.cwnd_pkts.push(cwnd_pkts);
+        self.ssthresh_bytes.push(ssthresh_bytes);
+        self.srtt_ms.push(srtt_ms);
+        self.rtt_ms.push(rtt_ms);
+        self.retransmits.push(retransmits);
+        self.timeouts.push(timeouts);
+        self.active.push(active);
+    }
+
+    /// `t` as the time of every row pushed since the last call (one fill, not a push per row).
+    pub fn fill_time(&mut self, t: f64) {
+        self.time_s.resize(self.flow.len(), t);
+    }
+}
+
+/// Values a fill copies at a time: a copy of a constant slice is a `memcpy`, where a `resize`
+/// stores a value at a time.
+const FILL_CHUNK: usize = 256;
+const ZEROS_U64: [u64; FILL_CHUNK] = [0; FILL_CHUNK];
+const ZEROS_F64: [f64; FILL_CHUNK] = [0.0; FILL_CHUNK];
+const NANS: [f64; FILL_CHUNK] = [f64::NAN; FILL_CHUNK];
+
+/// `n` as chunks of at most `FILL_CHUNK`.
+fn chunks(n: usize) -> impl Iterator<Item = usize> {
+    (0..n).step_by(FILL_CHUNK).map(move |i| (n - i).min(FILL_CHUNK))
+}
+
+impl LinkSeries {
+    /// A row for each of links `0..links` at time `t`, each as a link on which nothing happened in
+    /// the interval writes it (no queue, no departures, no drops, no average queue), written a
+    /// column at a time into the room [`Self::reserve`] made; [`Self::set_counted`] then
+    /// overwrites the rows of the links that were not idle. Most links of a run of many flows are
+    /// idle in most intervals (the access links), so this costs a fill per column instead of a push
+    /// per value.
+    pub fn push_idle(&mut self, t: f64, links: usize) {
+        let times = [t; FILL_CHUNK];
+        for n in chunks(links) {
+            self.time_s.extend_from_slice(&times[..n]);
+            self.queue_pkts.extend_from_slice(&ZEROS_U64[..n]);
+            self.queue_bytes.extend_from_slice(&ZEROS_U64[..n]);
+            self.qdelay_mean_ms.extend_from_slice(&NANS[..n]);
+            self.qdelay_max_ms.extend_from_slice(&ZEROS_F64[..n]);
+            self.drops_queue.extend_from_slice(&ZEROS_U64[..n]);
+            self.drops_random.extend_from_slice(&ZEROS_U64[..n]);
+            self.utilisation.extend_from_slice(&ZEROS_F64[..n]);
+            self.tx_bytes.extend_from_slice(&ZEROS_U64[..n]);
+            self.drops_early.extend_from_slice(&ZEROS_U64[..n]);
+            self.queue_avg.extend_from_slice(&NANS[..n]);
+        }
+        self.link.extend((0..links as u32).map(Name));
+    }
+
+    /// Overwrites the values of row `row` (its time and link stay).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_counted(
+        &mut self,
+        row: usize,
+        queue_pkts: u64,
+        queue_bytes: u64,
+        qdelay_mean_ms: f64,
+        qdelay_max_ms: f64,
+        drops_queue: u64,
+        drops_random: u64,
+        utilisation: f64,
+        tx_bytes: u64,
+        drops_early: u64,
+        queue_avg: f64,
+    ) {
+        self.queue_pkts[row] = queue_pkts;
+        self.queue_bytes[row] = queue_bytes;
+        self.qdelay_mean_ms[row] = qdelay_mean_ms;
+        self.qdelay_max_ms[row] = qdelay_max_ms;
+        self.drops_queue[row] = drops_queue;
+        self.drops_random[row] = drops_random;
+        self.utilisation[row] = utilisation;
+        self.tx_bytes[row] = tx_bytes;
+        self.drops_early[row] = drops_early;
+        self.queue_avg[row] = queue_avg;
+    }
+
+    /// Rows held so far.
+    pub fn len(&self) -> usize {
+        self.time_s.len()
     }
 }
 
@@ -254,11 +394,13 @@ mod tests {
         a = plain(a);
         // NaN != NaN: compare the debug text, which shows names, order, types and values
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
-        let mut cc = CcSeries::default();
-        for (flow, name) in [(0, "alpha"), (0, "beta"), (1, "alpha"), (1, "beta"), (2, "gamma")] {
-            cc.push(0.1, flow, name, 1.0);
+        let (mut cc, mut metric_names) = (CcSeries::default(), MetricNames::default());
+        // "beta" twice as two pointers to the same text: one name
+        let beta_again: &'static str = Box::leak("beta".to_string().into_boxed_str());
+        for (flow, name) in [(0, "alpha"), (0, "beta"), (1, "alpha"), (1, beta_again), (2, "gamma")] {
+            cc.push(0.1, flow, metric_names.key(name), 1.0);
         }
-        let cc = cc.finish(Vec::new());
+        let cc = cc.finish(metric_names.into_strings());
         assert_eq!(cc.columns.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["time_s", "flow", "name", "value"]);
         assert_eq!(cc.strs("name"), ["alpha", "beta", "alpha", "beta", "gamma"]);
         let Some(Column::Dict { values, .. }) = cc.column("name") else { panic!("metric names not a dictionary") };
