@@ -9,7 +9,7 @@ use crate::link::Link;
 use crate::scenario::Scenario;
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::{RunOutput, RunStats};
-use crate::sim::series::{CcSeries, FlowSeries, LinkSeries, MetricNames, StreamSeries};
+use crate::sim::series::{CcRow, CcSeries, FlowRow, FlowSeries, LinkSeries, MetricNames, StreamSeries, ROW_BATCH};
 use crate::sim::summary::{self, ms};
 
 pub(crate) struct Recorder {
@@ -28,6 +28,9 @@ pub(crate) struct Recorder {
     metrics: Vec<ccsim_cc::Metric>,
     /// The `cc_metrics` table's metric names, each once.
     metric_names: MetricNames,
+    /// A batch of a sample's flow and metric rows, written into their tables a column at a time.
+    flow_rows: Vec<FlowRow>,
+    cc_rows: Vec<CcRow>,
     pub stats: RunStats,
 }
 
@@ -44,6 +47,8 @@ impl Recorder {
             sampled: None,
             metrics: Vec::new(),
             metric_names: MetricNames::default(),
+            flow_rows: Vec::new(),
+            cc_rows: Vec::new(),
             stats: RunStats::default(),
         }
     }
@@ -119,23 +124,31 @@ impl Recorder {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
                     if keep {
-                        self.flows.push_untimed(
+                        if self.flow_rows.len() == ROW_BATCH {
+                            self.flows.extend_rows(t, &self.flow_rows);
+                            self.flow_rows.clear();
+                        }
+                        self.flow_rows.push(FlowRow {
                             flow,
                             goodput_bps,
-                            (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
-                            w.cwnd_bytes,
-                            w.cwnd_pkts(),
-                            if w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { w.ssthresh_bytes as f64 },
-                            ms(s.srtt()),
-                            ms(s.latest_rtt()),
-                            stats.retransmits - prev.retx,
-                            stats.timeouts - prev.timeouts,
+                            send_rate_bps: (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
+                            cwnd_bytes: w.cwnd_bytes,
+                            cwnd_pkts: w.cwnd_pkts(),
+                            ssthresh_bytes: if w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { w.ssthresh_bytes as f64 },
+                            srtt_ms: ms(s.srtt()),
+                            rtt_ms: ms(s.latest_rtt()),
+                            retransmits: stats.retransmits - prev.retx,
+                            timeouts: stats.timeouts - prev.timeouts,
                             active,
-                        );
+                        });
                         self.metrics.clear();
                         s.cc_metrics(&mut self.metrics);
+                        if self.cc_rows.len() + self.metrics.len() > ROW_BATCH {
+                            self.cc.extend_rows(t, &self.cc_rows);
+                            self.cc_rows.clear();
+                        }
                         for &(name, value) in &self.metrics {
-                            self.cc.push(t, flow, self.metric_names.key(name), value);
+                            self.cc_rows.push(CcRow { flow, name: self.metric_names.key(name), value });
                         }
                     }
                     prev.wire = stats.wire_bytes_sent;
@@ -163,7 +176,10 @@ impl Recorder {
                 }
             }
         }
-        self.flows.fill_time(t);
+        self.flows.extend_rows(t, &self.flow_rows);
+        self.flow_rows.clear();
+        self.cc.extend_rows(t, &self.cc_rows);
+        self.cc_rows.clear();
         // Every link's row as an idle link's first, then the rows of the links that were not idle.
         let base = self.links.len();
         self.links.push_idle(t, links.len());

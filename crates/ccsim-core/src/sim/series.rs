@@ -233,41 +233,74 @@ impl MetricNames {
     }
 }
 
-impl FlowSeries {
-    /// Appends one row but its time, into the room [`Self::reserve`] made; [`Self::fill_time`]
-    /// writes the time of a sample's rows at once.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn push_untimed(
-        &mut self,
-        flow: u64,
-        goodput_bps: f64,
-        send_rate_bps: f64,
-        cwnd_bytes: u64,
-        cwnd_pkts: f64,
-        ssthresh_bytes: f64,
-        srtt_ms: f64,
-        rtt_ms: f64,
-        retransmits: u64,
-        timeouts: u64,
-        active: bool,
-    ) {
-        self.flow.push(flow);
-        self.goodput_bps.push(goodput_bps);
-        self.send_rate_bps.push(send_rate_bps);
-        self.cwnd_bytes.push(cwnd_bytes);
-        self.cwnd_pkts.push(cwnd_pkts);
-        self.ssthresh_bytes.push(ssthresh_bytes);
-        self.srtt_ms.push(srtt_ms);
-        self.rtt_ms.push(rtt_ms);
-        self.retransmits.push(retransmits);
-        self.timeouts.push(timeouts);
-        self.active.push(active);
-    }
+/// A flow's row of [`FlowSeries`] but its time, as the recorder gathers a batch of them.
+#[derive(Clone, Copy)]
+pub(crate) struct FlowRow {
+    pub flow: u64,
+    pub goodput_bps: f64,
+    pub send_rate_bps: f64,
+    pub cwnd_bytes: u64,
+    pub cwnd_pkts: f64,
+    pub ssthresh_bytes: f64,
+    pub srtt_ms: f64,
+    pub rtt_ms: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub active: bool,
+}
 
-    /// `t` as the time of every row pushed since the last call (one fill, not a push per row).
-    pub fn fill_time(&mut self, t: f64) {
-        self.time_s.resize(self.flow.len(), t);
+/// A row of [`CcSeries`] but its time.
+#[derive(Clone, Copy)]
+pub(crate) struct CcRow {
+    pub flow: u64,
+    pub name: Name,
+    pub value: f64,
+}
+
+/// Rows gathered before they are written into their table a column at a time: a row is then one
+/// push of a small struct, and each column one pass that copies a field out of each row, instead
+/// of a push (a capacity check and a length update) per value. A batch holds at most
+/// `ROW_BATCH` rows, so it costs a fixed few kilobytes whatever the number of flows.
+pub(crate) const ROW_BATCH: usize = 256;
+
+impl FlowSeries {
+    /// Appends `rows`, each at time `t`, into the room [`Self::reserve`] made.
+    pub fn extend_rows(&mut self, t: f64, rows: &[FlowRow]) {
+        fill(&mut self.time_s, t, rows.len());
+        self.flow.extend(rows.iter().map(|r| r.flow));
+        self.goodput_bps.extend(rows.iter().map(|r| r.goodput_bps));
+        self.send_rate_bps.extend(rows.iter().map(|r| r.send_rate_bps));
+        self.cwnd_bytes.extend(rows.iter().map(|r| r.cwnd_bytes));
+        self.cwnd_pkts.extend(rows.iter().map(|r| r.cwnd_pkts));
+        self.ssthresh_bytes.extend(rows.iter().map(|r| r.ssthresh_bytes));
+        self.srtt_ms.extend(rows.iter().map(|r| r.srtt_ms));
+        self.rtt_ms.extend(rows.iter().map(|r| r.rtt_ms));
+        self.retransmits.extend(rows.iter().map(|r| r.retransmits));
+        self.timeouts.extend(rows.iter().map(|r| r.timeouts));
+        self.active.extend(rows.iter().map(|r| r.active));
+    }
+}
+
+impl CcSeries {
+    /// Appends `rows`, each at time `t`; false, and the table marked incomplete, if memory for
+    /// them could not be had.
+    pub fn extend_rows(&mut self, t: f64, rows: &[CcRow]) -> bool {
+        if !self.reserve(rows.len()) {
+            return false;
+        }
+        fill(&mut self.time_s, t, rows.len());
+        self.flow.extend(rows.iter().map(|r| r.flow));
+        self.name.extend(rows.iter().map(|r| r.name));
+        self.value.extend(rows.iter().map(|r| r.value));
+        true
+    }
+}
+
+/// Appends `n` copies of `v` to `column`, a chunk at a time (a `memcpy` each).
+fn fill<T: Copy>(column: &mut Vec<T>, v: T, n: usize) {
+    let chunk = [v; FILL_CHUNK];
+    for k in chunks(n) {
+        column.extend_from_slice(&chunk[..k]);
     }
 }
 
