@@ -187,10 +187,11 @@ impl Recorder {
             let q = link.queue_state(now);
             let queue_avg = link.average_queue();
             let c = &link.interval;
-            if (c.arrivals | c.departures | c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns | q.pkts | q.bytes) == 0
-                && c.qdelay_sum_ns == 0
-                && queue_avg.is_none()
-            {
+            // Every counter of an interval moves with an arrival (the drops) or a departure (the
+            // bytes and delays), so these two being zero means every counter is.
+            let idle = (c.arrivals | c.departures | q.pkts) == 0 && queue_avg.is_none();
+            debug_assert!(!idle || (c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns | q.bytes) == 0 && c.qdelay_sum_ns == 0);
+            if idle {
                 // Nothing arrived at or left the link in the interval, nothing waits in it and its
                 // discipline keeps no average (most access links of a run of many flows): its row
                 // is the idle row written above (a link's rate is > 0, so its utilisation is 0.0),

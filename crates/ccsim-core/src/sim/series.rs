@@ -52,19 +52,9 @@ impl ToColumn for bool {
 /// A metric's name: the column holds each distinct name once (a controller reports a handful).
 impl ToColumn for &'static str {
     fn column(values: Vec<&'static str>, _: &mut Vec<String>) -> Column {
-        let mut names: Vec<&'static str> = Vec::new();
-        let keys = values
-            .iter()
-            .map(|&v| {
-                // the same `&'static str` is mostly the same pointer: no comparison of the text
-                let k = names.iter().position(|&n| std::ptr::eq(n, v) || n == v).unwrap_or_else(|| {
-                    names.push(v);
-                    names.len() - 1
-                });
-                k as u32
-            })
-            .collect();
-        Column::Dict { keys, values: names.into_iter().map(str::to_string).collect() }
+        let mut names = MetricNames::default();
+        let keys = values.iter().map(|&v| names.key(v).0).collect();
+        Column::Dict { keys, values: names.into_strings() }
     }
 }
 
@@ -205,8 +195,9 @@ series_table! {
     }
 }
 
-/// The metric names met so far, each once, in the order first met (a controller reports a handful,
-/// the same `&'static str` each time: found by its pointer, mostly at the index last found).
+/// The names met so far, each once, in the order first met (a controller reports a handful of
+/// metrics, a summary table a few kinds; the same `&'static str` each time: found by its pointer,
+/// mostly at the index last found).
 #[derive(Default)]
 pub(crate) struct MetricNames {
     names: Vec<&'static str>,
