@@ -9,7 +9,7 @@ use crate::link::Link;
 use crate::scenario::Scenario;
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::{RunOutput, RunStats};
-use crate::sim::series::{CcRow, CcSeries, FlowRow, FlowSeries, LinkSeries, MetricNames, StreamSeries, ROW_BATCH};
+use crate::sim::series::{CcSeries, FlowRow, FlowSeries, LinkSeries, MetricNames, Name, StreamSeries, ROW_BATCH};
 use crate::sim::summary::{self, ms};
 
 pub(crate) struct Recorder {
@@ -23,14 +23,17 @@ pub(crate) struct Recorder {
     /// The flows the per-interval series may have rows of (the scenario's TCP and stream flows),
     /// listed at the first sample: web transfers, which can be many thousands, are never visited.
     sampled: Option<Vec<u32>>,
-    /// The buffer a flow's algorithm writes its metrics into at each sample, kept between flows
-    /// and samples so a row allocates nothing.
+    /// The buffer the flows' algorithms write their metrics into at each sample, a batch of
+    /// flows at a time, kept between samples so a row allocates nothing.
     metrics: Vec<ccsim_cc::Metric>,
     /// The `cc_metrics` table's metric names, each once.
     metric_names: MetricNames,
-    /// A batch of a sample's flow and metric rows, written into their tables a column at a time.
+    /// The links' numbers `0..links`, the `link` column of a sample's rows.
+    link_ids: Vec<Name>,
+    /// A batch of a sample's flow rows, written into their table a column at a time.
     flow_rows: Vec<FlowRow>,
-    cc_rows: Vec<CcRow>,
+    /// The flow of each metric in `metrics` (a batch of a sample's metric rows).
+    metric_flows: Vec<u64>,
     pub stats: RunStats,
 }
 
@@ -47,8 +50,9 @@ impl Recorder {
             sampled: None,
             metrics: Vec::new(),
             metric_names: MetricNames::default(),
+            link_ids: Vec::new(),
             flow_rows: Vec::new(),
-            cc_rows: Vec::new(),
+            metric_flows: Vec::new(),
             stats: RunStats::default(),
         }
     }
@@ -107,17 +111,21 @@ impl Recorder {
         }
         for &i in sampled.iter() {
             let f = &mut flows[i as usize];
-            let delivered = f.delivered_bytes();
-            let goodput_bps = (delivered - f.snapshot.rcv) as f64 * 8.0 / secs;
-            let sched = &f.schedule;
+            // What the receiver took in and the source put on the wire so far (a TCP flow's read
+            // here, without a second look at which application it is).
+            let (delivered, wire) = match &f.app {
+                App::Tcp { sender, receiver } => (receiver.rcv_nxt(), sender.stats().wire_bytes_sent),
+                App::Stream { source, sink, .. } => (sink.payload_bytes, source.wire_bytes_sent),
+                App::Web(_) | App::Finished(_) => (f.delivered_bytes(), f.sent().2),
+            };
+            debug_assert_eq!((delivered, wire), (f.delivered_bytes(), f.sent().2));
+            let (sched, prev) = (&f.schedule, &mut f.snapshot);
+            let goodput_bps = (delivered - prev.rcv) as f64 * 8.0 / secs;
             // `active`: the application was on during some of the interval (from, now].
             let active = sched.intervals.iter().any(|&(a, b)| a < now && b > from);
             // No row before a flow starts, nor after it stopped once nothing moves any more: a frozen
             // cwnd there would draw a flow that runs when it does not (off periods keep their rows).
-            let started = sched.start < now;
-            let moving = delivered != f.snapshot.rcv || f.sent().2 != f.snapshot.wire;
-            let keep = started && (from < sched.stop || moving);
-            let prev = &mut f.snapshot;
+            let keep = sched.start < now && (from < sched.stop || delivered != prev.rcv || wire != prev.wire);
             prev.rcv = delivered;
             let flow = i as u64;
             match &mut f.app {
@@ -141,15 +149,15 @@ impl Recorder {
                             timeouts: stats.timeouts - prev.timeouts,
                             active,
                         });
-                        self.metrics.clear();
+                        // The algorithm appends its metrics to those of the batch's other flows; each
+                        // gets its flow's number alongside.
+                        if self.metrics.len() >= ROW_BATCH {
+                            self.cc.extend_metrics(t, &self.metrics, &self.metric_flows, &mut self.metric_names);
+                            self.metrics.clear();
+                            self.metric_flows.clear();
+                        }
                         s.cc_metrics(&mut self.metrics);
-                        if self.cc_rows.len() + self.metrics.len() > ROW_BATCH {
-                            self.cc.extend_rows(t, &self.cc_rows);
-                            self.cc_rows.clear();
-                        }
-                        for &(name, value) in &self.metrics {
-                            self.cc_rows.push(CcRow { flow, name: self.metric_names.key(name), value });
-                        }
+                        self.metric_flows.resize(self.metrics.len(), flow);
                     }
                     prev.wire = stats.wire_bytes_sent;
                     prev.retx = stats.retransmits;
@@ -178,11 +186,15 @@ impl Recorder {
         }
         self.flows.extend_rows(t, &self.flow_rows);
         self.flow_rows.clear();
-        self.cc.extend_rows(t, &self.cc_rows);
-        self.cc_rows.clear();
+        self.cc.extend_metrics(t, &self.metrics, &self.metric_flows, &mut self.metric_names);
+        self.metrics.clear();
+        self.metric_flows.clear();
         // Every link's row as an idle link's first, then the rows of the links that were not idle.
         let base = self.links.len();
-        self.links.push_idle(t, links.len());
+        if self.link_ids.len() != links.len() {
+            self.link_ids = (0..links.len() as u32).map(Name).collect();
+        }
+        self.links.push_idle(t, &self.link_ids);
         for (l, link) in links.iter_mut().enumerate() {
             let q = link.queue_state(now);
             let queue_avg = link.average_queue();

@@ -240,14 +240,6 @@ pub(crate) struct FlowRow {
     pub active: bool,
 }
 
-/// A row of [`CcSeries`] but its time.
-#[derive(Clone, Copy)]
-pub(crate) struct CcRow {
-    pub flow: u64,
-    pub name: Name,
-    pub value: f64,
-}
-
 /// Rows gathered before they are written into their table a column at a time: a row is then one
 /// push of a small struct, and each column one pass that copies a field out of each row, instead
 /// of a push (a capacity check and a length update) per value. A batch holds at most
@@ -273,16 +265,18 @@ impl FlowSeries {
 }
 
 impl CcSeries {
-    /// Appends `rows`, each at time `t`; false, and the table marked incomplete, if memory for
-    /// them could not be had.
-    pub fn extend_rows(&mut self, t: f64, rows: &[CcRow]) -> bool {
-        if !self.reserve(rows.len()) {
+    /// Appends a row per metric of `metrics` (name, value), each at time `t` and of the flow at the
+    /// same place in `flows`; false, and the table marked incomplete, if memory for them could
+    /// not be had.
+    pub fn extend_metrics(&mut self, t: f64, metrics: &[ccsim_cc::Metric], flows: &[u64], names: &mut MetricNames) -> bool {
+        debug_assert_eq!(metrics.len(), flows.len());
+        if !self.reserve(metrics.len()) {
             return false;
         }
-        fill(&mut self.time_s, t, rows.len());
-        self.flow.extend(rows.iter().map(|r| r.flow));
-        self.name.extend(rows.iter().map(|r| r.name));
-        self.value.extend(rows.iter().map(|r| r.value));
+        fill(&mut self.time_s, t, metrics.len());
+        self.flow.extend_from_slice(flows);
+        self.name.extend(metrics.iter().map(|&(n, _)| names.key(n)));
+        self.value.extend(metrics.iter().map(|&(_, v)| v));
         true
     }
 }
@@ -308,13 +302,14 @@ fn chunks(n: usize) -> impl Iterator<Item = usize> {
 }
 
 impl LinkSeries {
-    /// A row for each of links `0..links` at time `t`, each as a link on which nothing happened in
+    /// A row for each of the links `ids` (`0..links`, copied rather than counted) at time `t`, each as a link on which nothing happened in
     /// the interval writes it (no queue, no departures, no drops, no average queue), written a
     /// column at a time into the room [`Self::reserve`] made; [`Self::set_counted`] then
     /// overwrites the rows of the links that were not idle. Most links of a run of many flows are
     /// idle in most intervals (the access links), so this costs a fill per column instead of a push
     /// per value.
-    pub fn push_idle(&mut self, t: f64, links: usize) {
+    pub fn push_idle(&mut self, t: f64, ids: &[Name]) {
+        let links = ids.len();
         let times = [t; FILL_CHUNK];
         for n in chunks(links) {
             self.time_s.extend_from_slice(&times[..n]);
@@ -329,7 +324,7 @@ impl LinkSeries {
             self.drops_early.extend_from_slice(&ZEROS_U64[..n]);
             self.queue_avg.extend_from_slice(&NANS[..n]);
         }
-        self.link.extend((0..links as u32).map(Name));
+        self.link.extend_from_slice(ids);
     }
 
     /// Overwrites the values of row `row` (its time and link stay).
