@@ -275,7 +275,17 @@ impl CcSeries {
         }
         fill(&mut self.time_s, t, metrics.len());
         self.flow.extend_from_slice(flows);
-        self.name.extend(metrics.iter().map(|&(n, _)| names.key(n)));
+        // A batch's metrics mostly repeat one controller's few names: the last name's key is
+        // kept at hand, and the names are asked only when it changes.
+        let mut last: Option<(&'static str, Name)> = None;
+        self.name.extend(metrics.iter().map(|&(n, _)| match last {
+            Some((p, k)) if std::ptr::eq(p, n) => k,
+            _ => {
+                let k = names.key(n);
+                last = Some((n, k));
+                k
+            }
+        }));
         self.value.extend(metrics.iter().map(|&(_, v)| v));
         true
     }
