@@ -328,6 +328,53 @@ mod tests {
     }
 
     #[test]
+    fn sparse_buckets_are_listed_and_counted_as_a_plain_walk_finds_them() {
+        // Values spread over a few hundred buckets with most of them empty (an access link's
+        // queueing delays), and a dense histogram: the chunked walks against plain ones.
+        let mut rng = ccsim_cc::Rng::new(5, 7);
+        for spread in [3u64, 40, 400_000, 40_000_000] {
+            let mut h = Histogram::default();
+            for _ in 0..300 {
+                h.record(rng.next_u64() % spread * (1 + rng.next_u64() % 3));
+            }
+            let plain: Vec<(f64, u64)> =
+                h.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (h.representative(h.first + i), c)).collect();
+            assert_eq!(h.buckets().collect::<Vec<_>>(), plain, "spread {spread}");
+            assert_eq!(h.buckets_used(), plain.len());
+            for q in [0.0, 0.01, 0.3, 0.5, 0.95, 0.99, 1.0] {
+                let rank = ((q * h.count() as f64).ceil() as u64).max(1);
+                let mut seen = 0;
+                let b = h.counts.iter().position(|&c| {
+                    seen += c;
+                    seen >= rank
+                });
+                assert_eq!(h.quantile(q), h.representative(h.first + b.unwrap()), "spread {spread} q{q}");
+            }
+        }
+    }
+
+    #[test]
+    fn growing_holds_the_room_a_resize_would() {
+        // The buckets grow by the same steps as `resize`, so a histogram holds the same memory.
+        let mut rng = ccsim_cc::Rng::new(3, 1);
+        let mut h = Histogram::default();
+        let mut reference: Vec<u64> = Vec::new();
+        for _ in 0..2000 {
+            let v = rng.next_u64() % (1 << (rng.next_u64() % 40));
+            let b = bucket_of(v);
+            if reference.is_empty() || b >= h.first {
+                let first = if reference.is_empty() { b } else { h.first };
+                if b - first >= reference.len() {
+                    reference.resize(b - first + 1, 0);
+                }
+                h.record(v);
+                assert_eq!(h.counts.len(), reference.len());
+                assert_eq!(h.counts.capacity(), reference.capacity());
+            }
+        }
+    }
+
+    #[test]
     fn relative_error_bound_holds() {
         // The unclamped estimate (the bucket's midpoint) is within RELATIVE_ERROR of every value in it.
         for v in (64..200_000u64).chain((0..2000).map(|k| 1_000_000 + k * 7_919_993)) {

@@ -436,6 +436,71 @@ mod tests {
         assert_eq!(values, &["alpha", "beta", "gamma"]);
     }
 
+    #[test]
+    fn rows_written_a_column_at_a_time_are_the_rows_pushed_one_by_one() {
+        // Links: three samples of five links, some idle (the fill) and some counted (overwritten),
+        // more links than a fill chunk in the last sample.
+        let (mut bulk, mut one) = (LinkSeries::default(), LinkSeries::default());
+        for (sample, links) in [(1u32, 5usize), (2, 5), (3, FILL_CHUNK * 2 + 3)] {
+            let t = sample as f64 * 0.1;
+            let ids: Vec<Name> = (0..links as u32).map(Name).collect();
+            assert!(bulk.reserve(links));
+            let base = bulk.len();
+            bulk.push_idle(t, &ids);
+            for l in 0..links {
+                let busy = (l + sample as usize) % 3 == 0;
+                let v = (l as u64, l as u64 * 1500, 0.5 * l as f64, 2.0, 1, 2, 0.25, 3000, 1, if l % 2 == 0 { f64::NAN } else { 1.5 });
+                if busy {
+                    bulk.set_counted(base + l, v.0, v.1, v.2, v.3, v.4, v.5, v.6, v.7, v.8, v.9);
+                    one.push(t, Name(l as u32), v.0, v.1, v.2, v.3, v.4, v.5, v.6, v.7, v.8, v.9);
+                } else {
+                    one.push(t, Name(l as u32), 0, 0, f64::NAN, 0.0, 0, 0, 0.0, 0, 0, f64::NAN);
+                }
+            }
+        }
+        let names: Vec<String> = (0..FILL_CHUNK * 2 + 3).map(|l| format!("l{l}")).collect();
+        assert_eq!(format!("{:?}", bulk.finish(names.clone())), format!("{:?}", one.finish(names)));
+
+        // Flows: batches of rows against a push per row.
+        let (mut bulk, mut one) = (FlowSeries::default(), FlowSeries::default());
+        let rows: Vec<FlowRow> = (0..FILL_CHUNK as u64 + 7)
+            .map(|k| FlowRow {
+                flow: k,
+                goodput_bps: k as f64 * 1e3,
+                send_rate_bps: 2.0,
+                cwnd_bytes: 1448 * k,
+                cwnd_pkts: k as f64,
+                ssthresh_bytes: if k % 2 == 0 { f64::INFINITY } else { 9.0 },
+                srtt_ms: f64::NAN,
+                rtt_ms: 10.5,
+                retransmits: k % 3,
+                timeouts: k % 5,
+                active: k % 4 != 0,
+            })
+            .collect();
+        assert!(bulk.reserve(rows.len()));
+        bulk.extend_rows(0.3, &rows[..5]);
+        bulk.extend_rows(0.3, &rows[5..]);
+        for r in &rows {
+            one.push(0.3, r.flow, r.goodput_bps, r.send_rate_bps, r.cwnd_bytes, r.cwnd_pkts, r.ssthresh_bytes, r.srtt_ms, r.rtt_ms, r.retransmits, r.timeouts, r.active);
+        }
+        assert_eq!(format!("{:?}", bulk.finish(Vec::new())), format!("{:?}", one.finish(Vec::new())));
+
+        // Metrics: a batch against a push per row, names keyed the same.
+        let metrics: Vec<ccsim_cc::Metric> = vec![("alpha", 1.0), ("beta", 2.0), ("alpha", 3.0), ("gamma", 4.0), ("beta", 5.0)];
+        let flows = [0u64, 0, 1, 1, 2];
+        let (mut bulk, mut one) = (CcSeries::default(), CcSeries::default());
+        let (mut bulk_names, mut one_names) = (MetricNames::default(), MetricNames::default());
+        assert!(bulk.extend_metrics(0.2, &metrics[..2], &flows[..2], &mut bulk_names));
+        assert!(bulk.extend_metrics(0.2, &metrics[2..], &flows[2..], &mut bulk_names));
+        for (&(n, v), &f) in metrics.iter().zip(&flows) {
+            one.push(0.2, f, one_names.key(n), v);
+        }
+        let (bulk, one) = (plain(bulk.finish(bulk_names.into_strings())), plain(one.finish(one_names.into_strings())));
+        assert_eq!(format!("{bulk:?}"), format!("{one:?}"));
+        assert_eq!(bulk.strs("name"), ["alpha", "beta", "alpha", "gamma", "beta"]);
+    }
+
     /// The table with its dictionary columns written out as plain text, as the front end gets them.
     fn plain(t: crate::table::Table) -> crate::table::Table {
         let columns = t
