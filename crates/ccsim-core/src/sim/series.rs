@@ -2,9 +2,13 @@
 //!
 //! Each table has a fixed schema, so a row is one push onto each of a few typed vectors: no column
 //! looked up by name, no `String` made per row (a link's name is kept as its index and a metric's
-//! as its `&'static str`; the finished table holds them as a [`Column::Dict`], each name once). At a run of 10,000 flows the tables get a row per
-//! flow and per link every interval, more rows than the bottleneck carries packets, so what a row
-//! costs is what sampling costs (docs/performance.md, "Scaling with flows and link rate").
+//! as its key among the names met; the finished table holds them as a [`Column::Dict`], each name
+//! once). At a run of 10,000 flows the tables get a row per flow and per link every interval, more
+//! rows than the bottleneck carries packets, so what a row costs is what sampling costs
+//! (docs/performance.md, "Scaling with flows and link rate"): the recorder writes a sample's flow
+//! and metric rows in batches a column at a time ([`FlowSeries::extend_rows`],
+//! [`CcSeries::extend_metrics`]) and its link rows as idle ones by a fill, overwriting the rows of
+//! the links that were busy ([`LinkSeries::push_idle`], [`LinkSeries::set_counted`]).
 //! `finish` hands back the same [`Table`] as the generic [`crate::table::TableBuilder`] would:
 //! the same columns in the same order, no columns at all while there are no rows.
 //!
