@@ -9,7 +9,7 @@ use crate::link::Link;
 use crate::scenario::Scenario;
 use crate::sim::flow::{App, Flow};
 use crate::sim::output::{RunOutput, RunStats};
-use crate::sim::series::{CcSeries, FlowSeries, Name, LinkSeries, StreamSeries};
+use crate::sim::series::{CcSeries, FlowRow, FlowSeries, LinkSeries, MetricNames, Name, StreamSeries, ROW_BATCH};
 use crate::sim::summary::{self, ms};
 
 pub(crate) struct Recorder {
@@ -23,9 +23,17 @@ pub(crate) struct Recorder {
     /// The flows the per-interval series may have rows of (the scenario's TCP and stream flows),
     /// listed at the first sample: web transfers, which can be many thousands, are never visited.
     sampled: Option<Vec<u32>>,
-    /// The buffer a flow's algorithm writes its metrics into at each sample, kept between flows
-    /// and samples so a row allocates nothing.
+    /// The buffer the flows' algorithms write their metrics into at each sample, a batch of
+    /// flows at a time, kept between samples so a row allocates nothing.
     metrics: Vec<ccsim_cc::Metric>,
+    /// The `cc_metrics` table's metric names, each once.
+    metric_names: MetricNames,
+    /// The links' numbers `0..links`, the `link` column of a sample's rows.
+    link_ids: Vec<Name>,
+    /// A batch of a sample's flow rows, written into their table a column at a time.
+    flow_rows: Vec<FlowRow>,
+    /// The flow of each metric in `metrics` (a batch of a sample's metric rows).
+    metric_flows: Vec<u64>,
     pub stats: RunStats,
 }
 
@@ -41,6 +49,10 @@ impl Recorder {
             links: LinkSeries::default(),
             sampled: None,
             metrics: Vec::new(),
+            metric_names: MetricNames::default(),
+            link_ids: Vec::new(),
+            flow_rows: Vec::new(),
+            metric_flows: Vec::new(),
             stats: RunStats::default(),
         }
     }
@@ -99,42 +111,53 @@ impl Recorder {
         }
         for &i in sampled.iter() {
             let f = &mut flows[i as usize];
-            let delivered = f.delivered_bytes();
-            let goodput_bps = (delivered - f.snapshot.rcv) as f64 * 8.0 / secs;
-            let sched = &f.schedule;
+            // What the receiver took in and the source put on the wire so far (a TCP flow's read
+            // here, without a second look at which application it is).
+            let (delivered, wire) = match &f.app {
+                App::Tcp { sender, receiver } => (receiver.rcv_nxt(), sender.stats().wire_bytes_sent),
+                App::Stream { source, sink, .. } => (sink.payload_bytes, source.wire_bytes_sent),
+                App::Web(_) | App::Finished(_) => (f.delivered_bytes(), f.sent().2),
+            };
+            debug_assert_eq!((delivered, wire), (f.delivered_bytes(), f.sent().2));
+            let (sched, prev) = (&f.schedule, &mut f.snapshot);
+            let goodput_bps = (delivered - prev.rcv) as f64 * 8.0 / secs;
             // `active`: the application was on during some of the interval (from, now].
             let active = sched.intervals.iter().any(|&(a, b)| a < now && b > from);
             // No row before a flow starts, nor after it stopped once nothing moves any more: a frozen
             // cwnd there would draw a flow that runs when it does not (off periods keep their rows).
-            let started = sched.start < now;
-            let moving = delivered != f.snapshot.rcv || f.sent().2 != f.snapshot.wire;
-            let keep = started && (from < sched.stop || moving);
-            let prev = &mut f.snapshot;
+            let keep = sched.start < now && (from < sched.stop || delivered != prev.rcv || wire != prev.wire);
             prev.rcv = delivered;
             let flow = i as u64;
             match &mut f.app {
                 App::Tcp { sender: s, .. } => {
                     let (stats, w) = (s.stats(), s.window());
                     if keep {
-                        self.flows.push_reserved(
-                            t,
+                        if self.flow_rows.len() == ROW_BATCH {
+                            self.flows.extend_rows(t, &self.flow_rows);
+                            self.flow_rows.clear();
+                        }
+                        self.flow_rows.push(FlowRow {
                             flow,
                             goodput_bps,
-                            (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
-                            w.cwnd_bytes,
-                            w.cwnd_pkts(),
-                            if w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { w.ssthresh_bytes as f64 },
-                            ms(s.srtt()),
-                            ms(s.latest_rtt()),
-                            stats.retransmits - prev.retx,
-                            stats.timeouts - prev.timeouts,
+                            send_rate_bps: (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
+                            cwnd_bytes: w.cwnd_bytes,
+                            cwnd_pkts: w.cwnd_pkts(),
+                            ssthresh_bytes: if w.ssthresh_bytes == u64::MAX { f64::INFINITY } else { w.ssthresh_bytes as f64 },
+                            srtt_ms: ms(s.srtt()),
+                            rtt_ms: ms(s.latest_rtt()),
+                            retransmits: stats.retransmits - prev.retx,
+                            timeouts: stats.timeouts - prev.timeouts,
                             active,
-                        );
-                        self.metrics.clear();
-                        s.cc_metrics(&mut self.metrics);
-                        for &(name, value) in &self.metrics {
-                            self.cc.push(t, flow, name, value);
+                        });
+                        // The algorithm appends its metrics to those of the batch's other flows; each
+                        // gets its flow's number alongside.
+                        if self.metrics.len() >= ROW_BATCH {
+                            self.cc.extend_metrics(t, &self.metrics, &self.metric_flows, &mut self.metric_names);
+                            self.metrics.clear();
+                            self.metric_flows.clear();
                         }
+                        s.cc_metrics(&mut self.metrics);
+                        self.metric_flows.resize(self.metrics.len(), flow);
                     }
                     prev.wire = stats.wire_bytes_sent;
                     prev.retx = stats.retransmits;
@@ -161,45 +184,46 @@ impl Recorder {
                 }
             }
         }
+        self.flows.extend_rows(t, &self.flow_rows);
+        self.flow_rows.clear();
+        self.cc.extend_metrics(t, &self.metrics, &self.metric_flows, &mut self.metric_names);
+        self.metrics.clear();
+        self.metric_flows.clear();
+        // Every link's row as an idle link's first, then the rows of the links that were not idle.
+        let base = self.links.len();
+        if self.link_ids.len() != links.len() {
+            self.link_ids = (0..links.len() as u32).map(Name).collect();
+        }
+        self.links.push_idle(t, &self.link_ids);
         for (l, link) in links.iter_mut().enumerate() {
             let q = link.queue_state(now);
-            let queue_avg = link.average_queue().unwrap_or(f64::NAN);
+            let queue_avg = link.average_queue();
             let c = &link.interval;
-            // (qdelay_mean_ms, qdelay_max_ms, drops_queue, drops_random, utilisation, tx_bytes, drops_early)
-            let counted = if (c.arrivals | c.departures | c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns) == 0
-                && c.qdelay_sum_ns == 0
-            {
-                // Nothing arrived at or left the link in the interval (most access links of a run of
-                // many flows): the values below with every counter zero (a link's rate is > 0, so
-                // its utilisation is 0.0), and no counters to reset.
-                (f64::NAN, 0.0, 0, 0, 0.0, 0, 0)
-            } else {
-                let c = std::mem::take(&mut link.interval);
-                let capacity_bits = link.rate_bps as f64 * secs;
-                (
-                    if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
-                    c.qdelay_max_ns as f64 / 1e6,
-                    c.drops_queue,
-                    c.drops_random,
-                    c.tx_bytes as f64 * 8.0 / capacity_bits,
-                    c.tx_bytes,
-                    c.drops_early,
-                )
-            };
-            let (qdelay_mean, qdelay_max, drops_queue, drops_random, utilisation, tx_bytes, drops_early) = counted;
-            self.links.push_reserved(
-                t,
-                Name(l as u32),
+            // Every counter of an interval moves with an arrival (the drops) or a departure (the
+            // bytes and delays), so these two being zero means every counter is.
+            let idle = (c.arrivals | c.departures | q.pkts) == 0 && queue_avg.is_none();
+            debug_assert!(!idle || (c.drops_queue | c.drops_random | c.drops_early | c.tx_bytes | c.qdelay_max_ns | q.bytes) == 0 && c.qdelay_sum_ns == 0);
+            if idle {
+                // Nothing arrived at or left the link in the interval, nothing waits in it and its
+                // discipline keeps no average (most access links of a run of many flows): its row
+                // is the idle row written above (a link's rate is > 0, so its utilisation is 0.0),
+                // and it has no counters to reset.
+                continue;
+            }
+            let c = std::mem::take(&mut link.interval);
+            let capacity_bits = link.rate_bps as f64 * secs;
+            self.links.set_counted(
+                base + l,
                 q.pkts,
                 q.bytes,
-                qdelay_mean,
-                qdelay_max,
-                drops_queue,
-                drops_random,
-                utilisation,
-                tx_bytes,
-                drops_early,
-                queue_avg,
+                if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },
+                c.qdelay_max_ns as f64 / 1e6,
+                c.drops_queue,
+                c.drops_random,
+                c.tx_bytes as f64 * 8.0 / capacity_bits,
+                c.tx_bytes,
+                c.drops_early,
+                queue_avg.unwrap_or(f64::NAN),
             );
         }
     }
@@ -221,7 +245,7 @@ impl Recorder {
         RunOutput {
             flows: self.flows.finish(Vec::new()),
             streams: self.streams.finish(Vec::new()),
-            cc_metrics: self.cc.finish(Vec::new()),
+            cc_metrics: self.cc.finish(self.metric_names.into_strings()),
             links: self.links.finish(link_names),
             flow_summary: flow_summary.table,
             link_summary: summary::link_summary(links, window_s, bottleneck),

@@ -2,9 +2,13 @@
 //!
 //! Each table has a fixed schema, so a row is one push onto each of a few typed vectors: no column
 //! looked up by name, no `String` made per row (a link's name is kept as its index and a metric's
-//! as its `&'static str`; the finished table holds them as a [`Column::Dict`], each name once). At a run of 10,000 flows the tables get a row per
-//! flow and per link every interval, more rows than the bottleneck carries packets, so what a row
-//! costs is what sampling costs (docs/performance.md, "Scaling with flows and link rate").
+//! as its key among the names met; the finished table holds them as a [`Column::Dict`], each name
+//! once). At a run of 10,000 flows the tables get a row per flow and per link every interval, more
+//! rows than the bottleneck carries packets, so what a row costs is what sampling costs
+//! (docs/performance.md, "Scaling with flows and link rate"): the recorder writes a sample's flow
+//! and metric rows in batches a column at a time ([`FlowSeries::extend_rows`],
+//! [`CcSeries::extend_metrics`]) and its link rows as idle ones by a fill, overwriting the rows of
+//! the links that were busy ([`LinkSeries::push_idle`], [`LinkSeries::set_counted`]).
 //! `finish` hands back the same [`Table`] as the generic [`crate::table::TableBuilder`] would:
 //! the same columns in the same order, no columns at all while there are no rows.
 //!
@@ -52,19 +56,9 @@ impl ToColumn for bool {
 /// A metric's name: the column holds each distinct name once (a controller reports a handful).
 impl ToColumn for &'static str {
     fn column(values: Vec<&'static str>, _: &mut Vec<String>) -> Column {
-        let mut names: Vec<&'static str> = Vec::new();
-        let keys = values
-            .iter()
-            .map(|&v| {
-                // the same `&'static str` is mostly the same pointer: no comparison of the text
-                let k = names.iter().position(|&n| std::ptr::eq(n, v) || n == v).unwrap_or_else(|| {
-                    names.push(v);
-                    names.len() - 1
-                });
-                k as u32
-            })
-            .collect();
-        Column::Dict { keys, values: names.into_iter().map(str::to_string).collect() }
+        let mut names = MetricNames::default();
+        let keys = values.iter().map(|&v| names.key(v).0).collect();
+        Column::Dict { keys, values: names.into_strings() }
     }
 }
 
@@ -194,12 +188,191 @@ series_table! {
 }
 
 series_table! {
-    /// One row per metric a congestion controller reports, per TCP flow and interval.
+    /// One row per metric a congestion controller reports, per TCP flow and interval. A metric's
+    /// name is its index into the names the recorder has met ([`MetricNames`]), in the order first
+    /// met: the finished column holds each name once.
     CcSeries {
         time_s: f64,
         flow: u64,
-        name: &'static str,
+        name: Name,
         value: f64,
+    }
+}
+
+/// The names met so far, each once, in the order first met (a controller reports a handful of
+/// metrics, a summary table a few kinds; the same `&'static str` each time: found by its pointer,
+/// mostly at the index last found).
+#[derive(Default)]
+pub(crate) struct MetricNames {
+    names: Vec<&'static str>,
+    last: usize,
+}
+
+impl MetricNames {
+    /// The index of `name`, added if it is new.
+    #[inline]
+    pub fn key(&mut self, name: &'static str) -> Name {
+        if self.names.get(self.last).is_some_and(|&n| std::ptr::eq(n, name)) {
+            return Name(self.last as u32);
+        }
+        self.last = self.names.iter().position(|&n| std::ptr::eq(n, name) || n == name).unwrap_or_else(|| {
+            self.names.push(name);
+            self.names.len() - 1
+        });
+        Name(self.last as u32)
+    }
+
+    /// The names as the finished column's text.
+    pub fn into_strings(self) -> Vec<String> {
+        self.names.into_iter().map(str::to_string).collect()
+    }
+}
+
+/// A flow's row of [`FlowSeries`] but its time, as the recorder gathers a batch of them.
+#[derive(Clone, Copy)]
+pub(crate) struct FlowRow {
+    pub flow: u64,
+    pub goodput_bps: f64,
+    pub send_rate_bps: f64,
+    pub cwnd_bytes: u64,
+    pub cwnd_pkts: f64,
+    pub ssthresh_bytes: f64,
+    pub srtt_ms: f64,
+    pub rtt_ms: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub active: bool,
+}
+
+/// Rows gathered before they are written into their table a column at a time: a row is then one
+/// push of a small struct, and each column one pass that copies a field out of each row, instead
+/// of a push (a capacity check and a length update) per value. A batch holds at most
+/// `ROW_BATCH` rows, so it costs a fixed few kilobytes whatever the number of flows.
+pub(crate) const ROW_BATCH: usize = 256;
+
+impl FlowSeries {
+    /// Appends `rows`, each at time `t`, into the room [`Self::reserve`] made.
+    pub fn extend_rows(&mut self, t: f64, rows: &[FlowRow]) {
+        fill(&mut self.time_s, t, rows.len());
+        self.flow.extend(rows.iter().map(|r| r.flow));
+        self.goodput_bps.extend(rows.iter().map(|r| r.goodput_bps));
+        self.send_rate_bps.extend(rows.iter().map(|r| r.send_rate_bps));
+        self.cwnd_bytes.extend(rows.iter().map(|r| r.cwnd_bytes));
+        self.cwnd_pkts.extend(rows.iter().map(|r| r.cwnd_pkts));
+        self.ssthresh_bytes.extend(rows.iter().map(|r| r.ssthresh_bytes));
+        self.srtt_ms.extend(rows.iter().map(|r| r.srtt_ms));
+        self.rtt_ms.extend(rows.iter().map(|r| r.rtt_ms));
+        self.retransmits.extend(rows.iter().map(|r| r.retransmits));
+        self.timeouts.extend(rows.iter().map(|r| r.timeouts));
+        self.active.extend(rows.iter().map(|r| r.active));
+    }
+}
+
+impl CcSeries {
+    /// Appends a row per metric of `metrics` (name, value), each at time `t` and of the flow at the
+    /// same place in `flows`; false, and the table marked incomplete, if memory for them could
+    /// not be had.
+    pub fn extend_metrics(&mut self, t: f64, metrics: &[ccsim_cc::Metric], flows: &[u64], names: &mut MetricNames) -> bool {
+        debug_assert_eq!(metrics.len(), flows.len());
+        if !self.reserve(metrics.len()) {
+            return false;
+        }
+        fill(&mut self.time_s, t, metrics.len());
+        self.flow.extend_from_slice(flows);
+        // A batch's metrics mostly repeat one controller's few names: the last name's key is
+        // kept at hand, and the names are asked only when it changes.
+        let mut last: Option<(&'static str, Name)> = None;
+        self.name.extend(metrics.iter().map(|&(n, _)| match last {
+            Some((p, k)) if std::ptr::eq(p, n) => k,
+            _ => {
+                let k = names.key(n);
+                last = Some((n, k));
+                k
+            }
+        }));
+        self.value.extend(metrics.iter().map(|&(_, v)| v));
+        true
+    }
+}
+
+/// Appends `n` copies of `v` to `column`, a chunk at a time (a `memcpy` each).
+fn fill<T: Copy>(column: &mut Vec<T>, v: T, n: usize) {
+    let chunk = [v; FILL_CHUNK];
+    for k in chunks(n) {
+        column.extend_from_slice(&chunk[..k]);
+    }
+}
+
+/// Values a fill copies at a time: a copy of a constant slice is a `memcpy`, where a `resize`
+/// stores a value at a time.
+const FILL_CHUNK: usize = 256;
+const ZEROS_U64: [u64; FILL_CHUNK] = [0; FILL_CHUNK];
+const ZEROS_F64: [f64; FILL_CHUNK] = [0.0; FILL_CHUNK];
+const NANS: [f64; FILL_CHUNK] = [f64::NAN; FILL_CHUNK];
+
+/// `n` as chunks of at most `FILL_CHUNK`.
+fn chunks(n: usize) -> impl Iterator<Item = usize> {
+    (0..n).step_by(FILL_CHUNK).map(move |i| (n - i).min(FILL_CHUNK))
+}
+
+impl LinkSeries {
+    /// A row for each of the links `ids` (`0..links`, copied rather than counted) at time `t`, each as a link on which nothing happened in
+    /// the interval writes it (no queue, no departures, no drops, no average queue), written a
+    /// column at a time into the room [`Self::reserve`] made; [`Self::set_counted`] then
+    /// overwrites the rows of the links that were not idle. Most links of a run of many flows are
+    /// idle in most intervals (the access links), so this costs a fill per column instead of a push
+    /// per value.
+    pub fn push_idle(&mut self, t: f64, ids: &[Name]) {
+        let links = ids.len();
+        let times = [t; FILL_CHUNK];
+        for n in chunks(links) {
+            self.time_s.extend_from_slice(&times[..n]);
+            self.queue_pkts.extend_from_slice(&ZEROS_U64[..n]);
+            self.queue_bytes.extend_from_slice(&ZEROS_U64[..n]);
+            self.qdelay_mean_ms.extend_from_slice(&NANS[..n]);
+            self.qdelay_max_ms.extend_from_slice(&ZEROS_F64[..n]);
+            self.drops_queue.extend_from_slice(&ZEROS_U64[..n]);
+            self.drops_random.extend_from_slice(&ZEROS_U64[..n]);
+            self.utilisation.extend_from_slice(&ZEROS_F64[..n]);
+            self.tx_bytes.extend_from_slice(&ZEROS_U64[..n]);
+            self.drops_early.extend_from_slice(&ZEROS_U64[..n]);
+            self.queue_avg.extend_from_slice(&NANS[..n]);
+        }
+        self.link.extend_from_slice(ids);
+    }
+
+    /// Overwrites the values of row `row` (its time and link stay).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_counted(
+        &mut self,
+        row: usize,
+        queue_pkts: u64,
+        queue_bytes: u64,
+        qdelay_mean_ms: f64,
+        qdelay_max_ms: f64,
+        drops_queue: u64,
+        drops_random: u64,
+        utilisation: f64,
+        tx_bytes: u64,
+        drops_early: u64,
+        queue_avg: f64,
+    ) {
+        self.queue_pkts[row] = queue_pkts;
+        self.queue_bytes[row] = queue_bytes;
+        self.qdelay_mean_ms[row] = qdelay_mean_ms;
+        self.qdelay_max_ms[row] = qdelay_max_ms;
+        self.drops_queue[row] = drops_queue;
+        self.drops_random[row] = drops_random;
+        self.utilisation[row] = utilisation;
+        self.tx_bytes[row] = tx_bytes;
+        self.drops_early[row] = drops_early;
+        self.queue_avg[row] = queue_avg;
+    }
+
+    /// Rows held so far.
+    pub fn len(&self) -> usize {
+        self.time_s.len()
     }
 }
 
@@ -254,15 +427,82 @@ mod tests {
         a = plain(a);
         // NaN != NaN: compare the debug text, which shows names, order, types and values
         assert_eq!(format!("{a:?}"), format!("{b:?}"));
-        let mut cc = CcSeries::default();
-        for (flow, name) in [(0, "alpha"), (0, "beta"), (1, "alpha"), (1, "beta"), (2, "gamma")] {
-            cc.push(0.1, flow, name, 1.0);
+        let (mut cc, mut metric_names) = (CcSeries::default(), MetricNames::default());
+        // "beta" twice as two pointers to the same text: one name
+        let beta_again: &'static str = Box::leak("beta".to_string().into_boxed_str());
+        for (flow, name) in [(0, "alpha"), (0, "beta"), (1, "alpha"), (1, beta_again), (2, "gamma")] {
+            cc.push(0.1, flow, metric_names.key(name), 1.0);
         }
-        let cc = cc.finish(Vec::new());
+        let cc = cc.finish(metric_names.into_strings());
         assert_eq!(cc.columns.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["time_s", "flow", "name", "value"]);
         assert_eq!(cc.strs("name"), ["alpha", "beta", "alpha", "beta", "gamma"]);
         let Some(Column::Dict { values, .. }) = cc.column("name") else { panic!("metric names not a dictionary") };
         assert_eq!(values, &["alpha", "beta", "gamma"]);
+    }
+
+    #[test]
+    fn rows_written_a_column_at_a_time_are_the_rows_pushed_one_by_one() {
+        // Links: three samples of five links, some idle (the fill) and some counted (overwritten),
+        // more links than a fill chunk in the last sample.
+        let (mut bulk, mut one) = (LinkSeries::default(), LinkSeries::default());
+        for (sample, links) in [(1u32, 5usize), (2, 5), (3, FILL_CHUNK * 2 + 3)] {
+            let t = sample as f64 * 0.1;
+            let ids: Vec<Name> = (0..links as u32).map(Name).collect();
+            assert!(bulk.reserve(links));
+            let base = bulk.len();
+            bulk.push_idle(t, &ids);
+            for l in 0..links {
+                let busy = (l + sample as usize) % 3 == 0;
+                let v = (l as u64, l as u64 * 1500, 0.5 * l as f64, 2.0, 1, 2, 0.25, 3000, 1, if l % 2 == 0 { f64::NAN } else { 1.5 });
+                if busy {
+                    bulk.set_counted(base + l, v.0, v.1, v.2, v.3, v.4, v.5, v.6, v.7, v.8, v.9);
+                    one.push(t, Name(l as u32), v.0, v.1, v.2, v.3, v.4, v.5, v.6, v.7, v.8, v.9);
+                } else {
+                    one.push(t, Name(l as u32), 0, 0, f64::NAN, 0.0, 0, 0, 0.0, 0, 0, f64::NAN);
+                }
+            }
+        }
+        let names: Vec<String> = (0..FILL_CHUNK * 2 + 3).map(|l| format!("l{l}")).collect();
+        assert_eq!(format!("{:?}", bulk.finish(names.clone())), format!("{:?}", one.finish(names)));
+
+        // Flows: batches of rows against a push per row.
+        let (mut bulk, mut one) = (FlowSeries::default(), FlowSeries::default());
+        let rows: Vec<FlowRow> = (0..FILL_CHUNK as u64 + 7)
+            .map(|k| FlowRow {
+                flow: k,
+                goodput_bps: k as f64 * 1e3,
+                send_rate_bps: 2.0,
+                cwnd_bytes: 1448 * k,
+                cwnd_pkts: k as f64,
+                ssthresh_bytes: if k % 2 == 0 { f64::INFINITY } else { 9.0 },
+                srtt_ms: f64::NAN,
+                rtt_ms: 10.5,
+                retransmits: k % 3,
+                timeouts: k % 5,
+                active: k % 4 != 0,
+            })
+            .collect();
+        assert!(bulk.reserve(rows.len()));
+        bulk.extend_rows(0.3, &rows[..5]);
+        bulk.extend_rows(0.3, &rows[5..]);
+        for r in &rows {
+            one.push(0.3, r.flow, r.goodput_bps, r.send_rate_bps, r.cwnd_bytes, r.cwnd_pkts, r.ssthresh_bytes, r.srtt_ms, r.rtt_ms, r.retransmits, r.timeouts, r.active);
+        }
+        assert_eq!(format!("{:?}", bulk.finish(Vec::new())), format!("{:?}", one.finish(Vec::new())));
+
+        // Metrics: a batch against a push per row, names keyed the same.
+        let metrics: Vec<ccsim_cc::Metric> = vec![("alpha", 1.0), ("beta", 2.0), ("alpha", 3.0), ("gamma", 4.0), ("beta", 5.0)];
+        let flows = [0u64, 0, 1, 1, 2];
+        let (mut bulk, mut one) = (CcSeries::default(), CcSeries::default());
+        let (mut bulk_names, mut one_names) = (MetricNames::default(), MetricNames::default());
+        assert!(bulk.extend_metrics(0.2, &metrics[..2], &flows[..2], &mut bulk_names));
+        assert!(bulk.extend_metrics(0.2, &metrics[2..], &flows[2..], &mut bulk_names));
+        for (&(n, v), &f) in metrics.iter().zip(&flows) {
+            one.push(0.2, f, one_names.key(n), v);
+        }
+        let (bulk, one) = (plain(bulk.finish(bulk_names.into_strings())), plain(one.finish(one_names.into_strings())));
+        assert_eq!(format!("{bulk:?}"), format!("{one:?}"));
+        assert_eq!(bulk.strs("name"), ["alpha", "beta", "alpha", "gamma", "beta"]);
     }
 
     /// The table with its dictionary columns written out as plain text, as the front end gets them.

@@ -312,13 +312,21 @@ pub(crate) fn params_used(scenario: &Scenario, flows: &[Flow]) -> Vec<(String, S
     let mut params_used = Vec::new();
     // Built once: the catalog is every algorithm's description, made afresh on each call.
     let catalog = ccsim_cc::catalog();
+    let mut last: Option<usize> = None;
     for f in flows.iter().filter(|f| !f.id.background) {
         let spec = &scenario.flows[f.id.spec];
         let Some((algorithm, params, _)) = spec.congestion_control() else {
             params_used.push((f.id.name.clone(), String::new(), Vec::new()));
             continue;
         };
-        let info = catalog.iter().find(|a| a.name == algorithm);
+        // Flows mostly share their algorithm: the last one found is tried first.
+        let info = match last {
+            Some(i) if catalog[i].name == algorithm => Some(&catalog[i]),
+            _ => {
+                last = catalog.iter().position(|a| a.name == algorithm);
+                last.map(|i| &catalog[i])
+            }
+        };
         let used = info
             .map(|info| {
                 info.params.iter().map(|p| (p.name.to_string(), params.get(p.name).map_or(p.default.clone(), ParamValue::from))).collect()
