@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from ccsim.budget import Budget
 from ccsim.errors import CcsimError
+from ccsim.lean_imports import numpy_bridge_missing
 from ccsim.progress import ProgressBar
 from ccsim.result import defer_pandas_in_pyarrow
 from ccsim.runner import simulate
@@ -118,11 +119,20 @@ def _as_through_pandas(result: Any, name: str) -> pa.Table:
             columns.append(pa.array(column.to_pylist(), type=pa.large_string()))
         elif (pa.types.is_integer(field.type) or pa.types.is_boolean(field.type)) and column.null_count == 0:
             columns.append(column)
+        elif pa.types.is_null(field.type):  # an empty column: pandas gives it back unchanged
+            columns.append(column)
         else:
-            frame = getattr(result, name)
-            return pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
-    return pa.Table.from_arrays(columns, names=table.column_names) if columns else \
-        pa.Table.from_pandas(getattr(result, name), preserve_index=False).replace_schema_metadata(None)
+            return _through_pandas(result, name, f"column {field.name!r} of type {field.type}")
+    return pa.Table.from_arrays(columns, names=table.column_names) if columns else _through_pandas(result, name, "no columns")
+
+
+def _through_pandas(result: Any, name: str, why: str) -> pa.Table:
+    """The real trip through pandas, for a table the engine has never made (a safety net). Not in a
+    process whose pyarrow was imported without numpy (``ccsim sweep``): to_pandas would crash it."""
+    if numpy_bridge_missing():
+        raise CcsimError(f"{name}: {why}: the sweep cannot store it without pandas; run the sweep from Python "
+                         f"(ccsim.sweep.run_sweep) instead of the ccsim command")
+    return pa.Table.from_pandas(getattr(result, name), preserve_index=False).replace_schema_metadata(None)
 
 
 def warm_worker(parent_pid: int) -> None:
