@@ -402,6 +402,9 @@ def _run_shared(tasks: list[RunTask], jobs: int, record: Callable[..., None], bu
             raise worker.exception()  # type: ignore[misc]
 
     _shared = shared
+    # pyarrow's first conversion of a Python float looks for dateutil (2 ms): done here, once, and
+    # inherited, rather than in each process's first run
+    pa.array([0.5])
     executor = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=warm_worker, initargs=(os.getpid(),))
     ran_here: set[str] = set()
     try:
