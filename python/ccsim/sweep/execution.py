@@ -2,9 +2,11 @@
 cluster; each finished run becomes a part file, then the dataset is consolidated (``store``).
 
 ``execute_run`` is what a worker runs: it takes and returns plain data only, so a Dask worker needs
-nothing but the same ccsim version (docs/sweeps.md). A local worker runs a chunk of runs at a time
-(``execute_chunk``) and writes their part files itself; the sweep process keeps the part tables it
-is sent back for the consolidation, so nothing is written or read twice (docs/performance.md).
+nothing but the same ccsim version (docs/sweeps.md). Locally, the sweep process and its forked
+workers take runs one at a time from one shared list (``SharedRuns``; spawned workers get chunks
+of runs instead), and each process writes the part files of its runs itself; the sweep process
+keeps the part tables (its own, and those the workers send back) for the consolidation, so nothing
+is written or read twice (docs/performance.md).
 """
 
 from __future__ import annotations
