@@ -353,6 +353,10 @@ def run_shared_in_worker() -> int:
     number of runs it ran. A bug (not a CcsimError) ends it and reaches the sweep process."""
     shared = _shared
     assert shared is not None, "run_shared_in_worker runs in a worker forked by _run_shared"
+    # The sweep process has every result before it lets a worker end (it counts them), so the
+    # worker need not wait at exit until the queue's pipe takes the last one: after an error or
+    # Ctrl-C nobody reads it, and a large part table would keep the worker (and the sweep) alive.
+    shared.results.cancel_join_thread()
     ran = 0
     while (index := shared.take()) is not None:
         for run_id, table, error in execute_chunk([shared.tasks[index]], shared.parts_dir, shared.budget, shared.memory_share):
