@@ -1,6 +1,6 @@
 """Runs per second of a sweep with --jobs 1 and --jobs 2, each in a fresh process.
 
-    python benchmarks/sweep_jobs.py [PLAN] [--repeat N] [--python PYTHON]   # default examples/sweep_loss.toml, 3
+    python benchmarks/sweep_jobs.py [PLAN] [--repeat N] [--python PYTHON ...]   # default examples/sweep_loss.toml, 3
 
 Runs ``ccsim -q sweep PLAN --out DIR --jobs J`` (the command itself, ``ccsim.cli.main``, in a fresh
 process, with its call of ``run_sweep`` timed) and prints, per job count, the median over the
@@ -12,7 +12,8 @@ repeats of
 - the serial parts, which a second job cannot shorten: start-up (Python, imports, reading the
   plan: wall time before ``run_sweep``) and the end (consolidation and the printed summary).
 
-``--python`` runs another installation's interpreter (e.g. main's venv, for a before/after).
+``--python`` runs another installation's interpreter; given twice (before and after), both are run
+interleaved, so a change in the machine's load hits both alike.
 On a shared machine quote the ratio of medians, the CPU seconds and the load average it prints.
 """
 
