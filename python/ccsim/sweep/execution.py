@@ -309,7 +309,7 @@ class SharedRuns(NamedTuple):
 
     tasks: list[RunTask]
     next: Any  # multiprocessing.Value("q"): the index of the next run nobody has taken
-    results: Any  # multiprocessing.Queue of (run id, part table, CcsimError) from the workers
+    results: Any  # multiprocessing.Queue: each run a worker finished, (run id, part table as Arrow IPC, CcsimError) pickled
     parts_dir: str
     budget: Budget | None
     memory_share: float
@@ -407,13 +407,13 @@ def _run_shared(tasks: list[RunTask], jobs: int, record: Callable[..., None], bu
                 raise _worker_died(lost[0] if lost else tasks[-1].run_id) from None
             raise worker.exception()  # type: ignore[misc]
 
-    _shared = shared
     # pyarrow's first conversion of a Python float looks for dateutil (2 ms): done here, once, and
     # inherited, rather than in each process's first run
     pa.array([0.5])
     executor = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=warm_worker, initargs=(os.getpid(),))
     ran_here: set[str] = set()
     try:
+        _shared = shared
         # The first submit forks every worker; with the objects that exist then frozen, a worker's
         # garbage collector does not touch (and so copy) the pages it shares with this process.
         gc.freeze()
