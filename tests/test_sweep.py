@@ -452,3 +452,55 @@ def test_an_interrupted_two_job_sweep_stops_its_worker_and_resumes(tmp_path: Pat
     resumed = run_sweep(plan, out, jobs=2, progress=False, resume=True)
     assert len(resumed.executed) == 25 - len(parts)
     _same_tables(tmp_path / "reference", out)
+
+
+def test_on_a_terminal_the_workers_are_forked_before_the_progress_bar_starts(tmp_path: Path) -> None:
+    """On a terminal the progress bar runs a refresh thread, and a process with another thread must
+    not fork (it would spawn its workers, each importing everything again: twice the CPU of --jobs
+    1 for this sweep). The workers are forked before the bar starts, so the shared pool is used."""
+    import subprocess
+    import sys
+    import threading
+
+    code = (
+        "import sys\n"
+        "import ccsim.sweep.execution as ex\n"
+        "made = []\n"
+        "class Counted(ex._shared_pool):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        made.append(1)\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "ex._shared_pool = Counted\n"
+        "from ccsim.cli import main\n"
+        "try:\n"
+        "    main(['sweep', sys.argv[1], '--out', sys.argv[2], '--jobs', '2'])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "open(sys.argv[3], 'w').write(f'SHARED {len(made)}')\n"
+    )
+    master, terminal = os.openpty()
+    shown = bytearray()
+
+    def drain() -> None:  # the terminal's buffer is small: read it while the sweep writes
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            shown.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    report = tmp_path / "report.txt"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(EXAMPLES / "sweep_loss.toml"), str(tmp_path / "out"),
+                               str(report)], stdin=terminal, stdout=terminal, stderr=terminal, timeout=300)
+    finally:
+        os.close(terminal)
+    reader.join(timeout=5)
+    os.close(master)
+    assert proc.returncode == 0, shown.decode(errors="replace")[-2000:]
+    assert b"/25 runs" in shown  # the progress bar was shown: its thread ran
+    assert report.read_text() == "SHARED 1"

@@ -216,8 +216,15 @@ def _run_sweep(
         record_parts(out, todo, resume)  # before any is written: a killed sweep leaves only listed parts
         kept: dict[str, pa.Table] = {}  # run id -> part table of the runs this call ran
         failures: list[tuple[str, BaseException]] = []
+        tasks = _tasks(todo)
+        local_jobs = min(jobs or os.cpu_count() or 1, len(todo))
+        pooled = client is None and local_jobs > 1
+        # The workers are forked here, before the progress bar starts its refresh thread (on a
+        # terminal): a process with another thread cannot fork safely, and would spawn its workers.
+        shared = _shared_pool(tasks, local_jobs, plan.budget, parts) if pooled and _start_method() == "fork" else None
 
-        with ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
+        with shared or contextlib.nullcontext(), \
+                ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
             def record(run_id: str, table: pa.Table | None, error: BaseException | None) -> None:
                 if error is not None:
                     failures.append((run_id, error))
@@ -227,15 +234,17 @@ def _run_sweep(
                         on_run(run_id)
                 bar.advance()
 
-            if todo:
-                tasks = _tasks(todo)
-                if client is not None:
-                    _run_dask(todo, client, record, plan.budget, parts)
-                elif (jobs or os.cpu_count() or 1) == 1 or len(todo) == 1:
-                    for run_id, table, error in _chunk_results(tasks, parts, plan.budget, 1.0):
-                        record(run_id, table, error)
-                else:
-                    _run_pool(tasks, jobs or os.cpu_count() or 1, record, plan.budget, parts)
+            if not todo:
+                pass
+            elif client is not None:
+                _run_dask(todo, client, record, plan.budget, parts)
+            elif shared is not None:
+                shared.run(record)
+            elif not pooled:
+                for run_id, table, error in _chunk_results(tasks, parts, plan.budget, 1.0):
+                    record(run_id, table, error)
+            else:
+                _run_spawned(tasks, local_jobs, record, plan.budget, parts)
 
         if failures:
             run_id, error = sorted(failures, key=lambda f: f[0])[0]
@@ -266,13 +275,10 @@ def chunk_size(runs: int, workers: int) -> int:
     return max(1, runs // (8 * workers))
 
 
-def _run_pool(tasks: list[RunTask], jobs: int, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
-    method = _start_method()
-    if method == "fork":
-        _run_shared(tasks, min(jobs, len(tasks)), record, budget, parts)
-        return
-    context = multiprocessing.get_context(method)
-    workers = min(jobs, len(tasks))
+def _run_spawned(tasks: list[RunTask], workers: int, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
+    """The runs on ``workers`` spawned processes, in chunks: for a sweep process that runs other
+    threads (a notebook, a Dask client), where forking is not safe (:func:`_start_method`)."""
+    context = multiprocessing.get_context("spawn")
     size = chunk_size(len(tasks), workers)
     executor = ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=warm_worker, initargs=(os.getpid(),)
@@ -352,7 +358,7 @@ def run_shared_in_worker() -> int:
     as it finishes (so the progress bar moves and the sweep process keeps the table), and returns the
     number of runs it ran. A bug (not a CcsimError) ends it and reaches the sweep process."""
     shared = _shared
-    assert shared is not None, "run_shared_in_worker runs in a worker forked by _run_shared"
+    assert shared is not None, "run_shared_in_worker runs in a worker forked by _shared_pool"
     # The sweep process has every result before it lets a worker end (it counts them), so the
     # worker need not wait at exit until the queue's pipe takes the last one: after an error or
     # Ctrl-C nobody reads it, and a large part table would keep the worker (and the sweep) alive.
@@ -375,70 +381,90 @@ def _to_ipc(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _run_shared(tasks: list[RunTask], jobs: int, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
-    """``jobs`` processes on one shared list of runs: this one and ``jobs - 1`` forked workers, forked
-    as soon as the runs are known. This process takes runs too (it would otherwise only wait), and
-    between its runs records what the workers sent; the last run ends at most one run after the
-    other processes' last."""
-    global _shared
-    context = multiprocessing.get_context("fork")
-    # each process may count on its share of the free memory: they run at once on this machine
-    shared = SharedRuns(tasks, context.Value("q", 0), context.Queue(), str(parts), budget, 1.0 / jobs)
-    received: set[str] = set()
+class _shared_pool:
+    """``jobs`` processes on one shared list of runs: this one and ``jobs - 1`` workers, forked when
+    it is made (as soon as the runs are known, while this process runs one thread). As a context
+    manager it ends the workers: after every run (waiting for them), or at once after an error or
+    Ctrl-C (no process starts another run). ``run`` takes runs in this process too (it would
+    otherwise only wait) and, between its runs, records what the workers sent; the last run ends
+    at most one run after the other processes' last."""
 
-    def receive(block: bool) -> None:
+    def __init__(self, tasks: list[RunTask], jobs: int, budget: Budget | None, parts: Path) -> None:
+        global _shared
+        context = multiprocessing.get_context("fork")
+        self.tasks, self.budget, self.parts = tasks, budget, str(parts)
+        # each process may count on its share of the free memory: they run at once on this machine
+        self.shared = SharedRuns(tasks, context.Value("q", 0), context.Queue(), self.parts, budget, 1.0 / jobs)
+        self.received: set[str] = set()
+        self.ran_here: set[str] = set()
+        # pyarrow's first conversion of a Python float looks for dateutil (2 ms): done here, once,
+        # and inherited, rather than in each process's first run
+        pa.array([0.5])
+        self.executor = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=warm_worker,
+                                            initargs=(os.getpid(),))
+        _shared = self.shared
+        try:
+            # The first submit forks every worker; with the objects that exist then frozen, a
+            # worker's garbage collector does not touch (and so copy) the pages it shares with this
+            # process.
+            gc.freeze()
+            try:
+                self.workers = [self.executor.submit(run_shared_in_worker)]
+            finally:
+                gc.unfreeze()
+            self.workers += [self.executor.submit(run_shared_in_worker) for _ in range(jobs - 2)]
+        except BaseException:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            _shared = None  # the workers have their copy
+
+    def __enter__(self) -> "_shared_pool":
+        return self
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        if kind is None:
+            self.executor.shutdown(wait=True)
+        else:
+            self.shared.stop()
+            self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def run(self, record: Callable[..., None]) -> None:
+        shared = self.shared
+        while (index := shared.take(self._check)) is not None:
+            for done in execute_chunk([self.tasks[index]], self.parts, self.budget, shared.memory_share):
+                self.ran_here.add(done[0])
+                record(*done)
+            self._receive(record, block=False)
+            self._check()
+        # every run is taken: wait for the workers' last ones
+        while len(self.received) + len(self.ran_here) < shared.taken():
+            self._receive(record, block=True)
+            self._check()
+
+    def _receive(self, record: Callable[..., None] | None, block: bool) -> None:
         while True:
             try:
-                run_id, payload, error = pickle.loads(shared.results.get(block=block, timeout=0.05 if block else None))
+                message = self.shared.results.get(block=block, timeout=0.05 if block else None)
             except queue.Empty:
                 return
-            received.add(run_id)
-            record(run_id, None if payload is None else pa.ipc.open_stream(payload).read_all(), error)
+            run_id, payload, error = pickle.loads(message)
+            self.received.add(run_id)
+            if record is not None:
+                record(run_id, None if payload is None else pa.ipc.open_stream(payload).read_all(), error)
             block = False
 
-    def check(workers: list[Any]) -> None:
+    def _check(self) -> None:
         """Raises what ended a worker early: a bug, or its death (the OOM killer, a signal)."""
-        for worker in workers:
+        for worker in self.workers:
             if not worker.done() or worker.exception() is None:
                 continue
             if isinstance(worker.exception(), BrokenProcessPool):
-                receive(block=False)
-                lost = [t.run_id for t in tasks[:shared.taken()] if t.run_id not in received and t.run_id not in ran_here]
-                raise _worker_died(lost[0] if lost else tasks[-1].run_id) from None
+                self._receive(None, block=False)  # what the workers sent before: not lost
+                done = self.received | self.ran_here
+                lost = [t.run_id for t in self.tasks[:self.shared.taken()] if t.run_id not in done]
+                raise _worker_died(lost[0] if lost else self.tasks[-1].run_id) from None
             raise worker.exception()  # type: ignore[misc]
-
-    # pyarrow's first conversion of a Python float looks for dateutil (2 ms): done here, once, and
-    # inherited, rather than in each process's first run
-    pa.array([0.5])
-    executor = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=warm_worker, initargs=(os.getpid(),))
-    ran_here: set[str] = set()
-    try:
-        _shared = shared
-        # The first submit forks every worker; with the objects that exist then frozen, a worker's
-        # garbage collector does not touch (and so copy) the pages it shares with this process.
-        gc.freeze()
-        try:
-            workers = [executor.submit(run_shared_in_worker)]
-        finally:
-            gc.unfreeze()
-        workers += [executor.submit(run_shared_in_worker) for _ in range(jobs - 2)]
-        while (index := shared.take(lambda: check(workers))) is not None:
-            for done in execute_chunk([tasks[index]], str(parts), budget, shared.memory_share):
-                ran_here.add(done[0])
-                record(*done)
-            receive(block=False)
-            check(workers)
-        # every run is taken: wait for the workers' last ones
-        while len(received) + len(ran_here) < shared.taken():
-            receive(block=True)
-            check(workers)
-    except BaseException:
-        shared.stop()
-        executor.shutdown(wait=False, cancel_futures=True)
-        raise
-    finally:
-        _shared = None
-    executor.shutdown(wait=True)
 
 
 def _start_method() -> str:
