@@ -137,8 +137,8 @@ def test_the_cli_in_a_callers_process_leaves_numpy_to_pyarrow(tmp_path):
 
 
 def test_ccsim_sweep_does_not_import_pandas(tmp_path):
-    """The sweep command prints its summary from the Arrow tables: pandas is never imported, by the
-    sweep process or (tests above) by its workers."""
+    """The sweep command prints its summary from the Arrow tables and computes its statistics without
+    NumPy: neither pandas nor numpy is imported, by the sweep process or (tests above) by its workers."""
     pytest.importorskip("ccsim._core")
     code = (
         "import sys\n"
@@ -147,8 +147,55 @@ def test_ccsim_sweep_does_not_import_pandas(tmp_path):
         "    main(['sweep', 'examples/sweep_loss.toml', '--jobs', '2', '--out', sys.argv[1]])\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
-        "print('PANDAS', 'pandas' in sys.modules)\n"
+        "print('PANDAS', 'pandas' in sys.modules, 'NUMPY', 'numpy' in sys.modules)\n"
     )
     out = _python(code, str(tmp_path / "sweep"))
     assert "goodput Mbit/s" in out and "25 in the dataset" in out
-    assert out.strip().endswith("PANDAS False")
+    assert out.strip().endswith("PANDAS False NUMPY False")
+
+
+class _Tables:
+    """What execute_run reads from a Result: its Arrow tables, and DataFrames as attributes."""
+
+    def __init__(self, **tables):
+        self.tables = tables
+
+    def table(self, name):
+        return self.tables[name]
+
+    def __getattr__(self, name):
+        return self.tables[name].to_pandas()
+
+
+def test_sweep_output_of_null_and_unusual_columns_matches_the_pandas_trip():
+    """A column of nulls (an empty engine column) is kept as it is, as pandas gives it back; a type the
+    engine never makes takes the real trip through pandas."""
+    from ccsim.sweep.execution import _as_through_pandas
+
+    for table in (pa.table({"a": pa.nulls(3), "x": [1.5, None, 2.0], "n": ["a", "b", "c"]}),
+                  pa.table({"a": pa.nulls(0)}),
+                  pa.table({"d": pa.array([1, None], type=pa.int64()), "x": [1.0, 2.0]})):
+        through = pa.Table.from_pandas(table.to_pandas(), preserve_index=False).replace_schema_metadata(None)
+        mine = _as_through_pandas(_Tables(summary=table), "summary")
+        assert mine.equals(through) and mine.schema == through.schema
+
+
+def test_a_sweep_without_numpy_refuses_what_needs_pandas_instead_of_crashing():
+    """Where pyarrow was imported without numpy (the ccsim sweep command), to_pandas would crash the
+    process (pyarrow 26): a table that would need the trip through pandas is a CcsimError instead."""
+    code = (
+        "from ccsim.lean_imports import import_pyarrow_without_numpy\n"
+        "assert import_pyarrow_without_numpy()\n"
+        "import pyarrow as pa\n"
+        "from ccsim.errors import CcsimError\n"
+        "from ccsim.sweep.execution import _as_through_pandas\n"
+        "class R:\n"
+        "    def table(self, name):\n"
+        "        return pa.table({'d': pa.array([1, None], type=pa.int64())})\n"
+        "try:\n"
+        "    _as_through_pandas(R(), 'summary')\n"
+        "except CcsimError as e:\n"
+        "    print('REFUSED', e)\n"
+    )
+    out = _python(code)
+    assert out.startswith("REFUSED summary: column 'd' of type int64: the sweep cannot store it without pandas")

@@ -217,19 +217,20 @@ def _session_processes(sid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
-def test_sigkill_of_a_sweep_leaves_no_worker_behind(tmp_path):
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_sigkill_of_a_sweep_leaves_no_worker_behind(tmp_path, jobs):
     pytest.importorskip("ccsim._core")
     _scenario(tmp_path, SHORT.replace('"2s"', '"600s"'), "base.toml")
     plan = _scenario(tmp_path, PLAN, "plan.toml")
     ccsim = Path(sys.executable).parent / "ccsim"
     proc = subprocess.Popen(
-        [str(ccsim), "sweep", str(plan), "--out", str(tmp_path / "out"), "--jobs", "2"],
+        [str(ccsim), "sweep", str(plan), "--out", str(tmp_path / "out"), "--jobs", str(jobs)],
         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
-        # the sweep and two workers (forked; a spawned pool adds the multiprocessing resource tracker)
-        while len(_session_processes(proc.pid)) < 3:
+        # the sweep process (it takes runs too) and jobs - 1 forked workers
+        while len(_session_processes(proc.pid)) < jobs:
             assert proc.poll() is None and time.monotonic() < deadline, _session_processes(proc.pid)
             time.sleep(0.1)
         time.sleep(0.5)  # the workers are past their initializer and simulating

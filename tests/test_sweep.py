@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -335,8 +336,9 @@ def test_t_quantiles_and_describe() -> None:
 
 
 def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The workers write each run's part file; the sweep process consolidates from the part tables
-    they send back (docs/performance.md), and lists every part in the marker."""
+    """With --jobs 2 the sweep process and one forked worker take runs from one shared list, and each
+    writes the part files of its runs; the sweep process consolidates from the part tables (its own,
+    and those the worker sent back: docs/performance.md) and lists every part in the marker."""
     from ccsim.outdir import owned_files
     from ccsim.sweep import execution, store
 
@@ -348,20 +350,67 @@ def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path:
         raise AssertionError(f"{path} was read back")
 
     monkeypatch.setattr(store, "_read_part", no_reading)
-    sweep_process = os.getpid()
+    writers = tmp_path / "writers"
     original = store.write_part
 
-    def not_here(parts: Path, run, output):  # a forked worker inherits this; a spawned one has the original
-        assert os.getpid() != sweep_process, "the sweep process wrote a part"
+    def noted(parts: Path, run, output):  # a forked worker inherits this
+        with writers.open("a") as f:
+            f.write(f"{os.getpid()}\n")
         return original(parts, run, output)
 
-    monkeypatch.setattr(execution, "write_part", not_here)
+    monkeypatch.setattr(execution, "write_part", noted)
+    # the pool forks (as from the ccsim command) even if the test runner has other threads
+    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
     result = run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
     assert len(result.executed) == 25
     _same_tables(reference, tmp_path / "out")
     assert len(list((tmp_path / "out" / "parts").glob("*.parquet"))) == 25
     listed = {name for name in owned_files(tmp_path / "out") if name.startswith("parts/")}
     assert listed == {f"parts/{part_path(tmp_path / 'out' / 'parts', r).name}" for r in plan.runs()}
+    pids = writers.read_text().split()
+    assert len(pids) == 25 and str(os.getpid()) in pids and len(set(pids)) == 2  # both processes took runs
+
+
+def test_a_forked_worker_that_dies_is_one_line_naming_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed (by the OOM killer, a signal) while the sweep process takes runs too: the sweep
+    stops with one line naming a run it lost, and the finished runs are kept for --resume."""
+    from ccsim.sweep import execution
+
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    sweep_process = os.getpid()
+    original = execution.execute_run
+
+    def dies_in_worker(run_id, *args, **kwargs):
+        if os.getpid() != sweep_process:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(run_id, *args, **kwargs)
+
+    monkeypatch.setattr(execution, "execute_run", dies_in_worker)
+    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
+    with pytest.raises(CcsimError, match=r"^a worker process died while running p\d{3}-[0-9a-f]{8}-r\d\d .*rerun with --resume"):
+        run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
+    assert list((tmp_path / "out" / "parts").glob("*.parquet"))  # the sweep process's runs are kept
+    monkeypatch.setattr(execution, "execute_run", original)
+    resumed = run_sweep(plan, tmp_path / "out", jobs=2, progress=False, resume=True)
+    assert 0 < len(resumed.executed) < 25
+
+
+def test_a_bug_in_a_forked_worker_reaches_the_sweep_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccsim.sweep import execution
+
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    sweep_process = os.getpid()
+    original = execution.execute_run
+
+    def bug_in_worker(run_id, *args, **kwargs):
+        if os.getpid() != sweep_process:
+            raise ZeroDivisionError("a bug")
+        return original(run_id, *args, **kwargs)
+
+    monkeypatch.setattr(execution, "execute_run", bug_in_worker)
+    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
+    with pytest.raises(ZeroDivisionError, match="a bug"):
+        run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
 
 
 def test_chunks_are_small_for_small_sweeps_and_amortise_large_ones() -> None:
@@ -370,3 +419,88 @@ def test_chunks_are_small_for_small_sweeps_and_amortise_large_ones() -> None:
     assert chunk_size(25, 2) == 1  # every run its own task: the workers finish together
     assert chunk_size(10_000, 2) == 625  # eight tasks per worker
     assert chunk_size(3, 8) == 1
+
+
+def test_an_interrupted_two_job_sweep_stops_its_worker_and_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the sweep process and its forked worker share the runs: the worker takes no
+    further run and ends; --resume runs only what is missing, with the same tables."""
+    import multiprocessing
+    import time
+
+    from ccsim.sweep import execution
+
+    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    run_sweep(plan, tmp_path / "reference", jobs=1, progress=False)
+    seen: list[str] = []
+
+    def stop_after_five(run_id: str) -> None:
+        seen.append(run_id)
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    others = set(multiprocessing.active_children())  # e.g. a Dask cluster another test left running
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan, out, jobs=2, progress=False, on_run=stop_after_five)
+    deadline = time.monotonic() + 10
+    while set(multiprocessing.active_children()) - others and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(multiprocessing.active_children()) - others == set()
+    parts = list((out / "parts").glob("*.parquet"))
+    assert 5 <= len(parts) < 25 and not (out / "flows.parquet").exists()
+    resumed = run_sweep(plan, out, jobs=2, progress=False, resume=True)
+    assert len(resumed.executed) == 25 - len(parts)
+    _same_tables(tmp_path / "reference", out)
+
+
+def test_on_a_terminal_the_workers_are_forked_before_the_progress_bar_starts(tmp_path: Path) -> None:
+    """On a terminal the progress bar runs a refresh thread, and a process with another thread must
+    not fork (it would spawn its workers, each importing everything again: twice the CPU of --jobs
+    1 for this sweep). The workers are forked before the bar starts, so the shared pool is used."""
+    import subprocess
+    import sys
+    import threading
+
+    code = (
+        "import sys\n"
+        "import ccsim.sweep.execution as ex\n"
+        "made = []\n"
+        "class Counted(ex._shared_pool):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        made.append(1)\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "ex._shared_pool = Counted\n"
+        "from ccsim.cli import main\n"
+        "try:\n"
+        "    main(['sweep', sys.argv[1], '--out', sys.argv[2], '--jobs', '2'])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "open(sys.argv[3], 'w').write(f'SHARED {len(made)}')\n"
+    )
+    master, terminal = os.openpty()
+    shown = bytearray()
+
+    def drain() -> None:  # the terminal's buffer is small: read it while the sweep writes
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            shown.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    report = tmp_path / "report.txt"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(EXAMPLES / "sweep_loss.toml"), str(tmp_path / "out"),
+                               str(report)], stdin=terminal, stdout=terminal, stderr=terminal, timeout=300)
+    finally:
+        os.close(terminal)
+    reader.join(timeout=5)
+    os.close(master)
+    assert proc.returncode == 0, shown.decode(errors="replace")[-2000:]
+    assert b"/25 runs" in shown  # the progress bar was shown: its thread ran
+    assert report.read_text() == "SHARED 1"

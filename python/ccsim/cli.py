@@ -341,6 +341,11 @@ def sweep(plan: Path, out: Path | None, jobs: int | None, cluster: str | None, r
         _print_dry_run(model)
         return
     assert out is not None
+    # The command prints its summary from Arrow and its statistics need no NumPy (ccsim.sweep_stats),
+    # so pyarrow loads without numpy (ccsim.lean_imports), in its own process only; not for a Dask
+    # client, which may hand tables to NumPy.
+    if _owns_process and cluster is None:
+        import_pyarrow_without_numpy()
     from ccsim.result import defer_pandas_in_pyarrow  # lazy: start-up time (pyarrow)
     from ccsim.sweep import print_sweep_summary, run_sweep  # lazy: start-up time (pyarrow)
 

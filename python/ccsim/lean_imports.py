@@ -13,7 +13,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["import_pyarrow_without_numpy", "Refuse"]
+__all__ = ["import_pyarrow_without_numpy", "numpy_bridge_missing", "Refuse"]
+
+_imported_without_numpy = False
 
 
 class Refuse:
@@ -34,10 +36,18 @@ def import_pyarrow_without_numpy() -> bool:
     has been imported already."""
     if "pyarrow" in sys.modules or "numpy" in sys.modules:
         return False
+    global _imported_without_numpy
     blocker = Refuse("numpy")
     sys.meta_path.insert(0, blocker)
     try:
         import pyarrow  # noqa: F401  # lazy: the point of this module
     finally:
         sys.meta_path.remove(blocker)
+    _imported_without_numpy = True
     return True
+
+
+def numpy_bridge_missing() -> bool:
+    """True in a process whose pyarrow was imported without numpy (:func:`import_pyarrow_without_numpy`),
+    where ``to_numpy`` and ``to_pandas`` must not be called (pyarrow 26 crashes the process)."""
+    return _imported_without_numpy

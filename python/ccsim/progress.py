@@ -62,14 +62,15 @@ class ProgressBar:
     def _show_when_due(self) -> None:
         if self._bar is not None or not self._enabled or time.perf_counter() - self._started < self._delay_s:
             return
-        # lazy: start-up time (rich is loaded only when a bar is shown)
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.console import Console  # lazy: start-up time (rich is loaded only when a bar may show)
 
         console = Console(stderr=True)
         if not console.is_terminal:  # no bar in logs and pipes
             self._enabled = False
             return
+        # lazy: only on a terminal (5-10 ms)
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
         d = self._decimals
         self._bar = Progress(
             TextColumn(self._label),

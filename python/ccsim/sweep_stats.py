@@ -3,6 +3,11 @@
 No SciPy dependency: the t quantile is found by bisection on the t distribution's CDF, written with
 the regularized incomplete beta function (continued fraction, Numerical Recipes 6.4). Accurate to
 ~1e-10, which is far below the resolution anyone reads a confidence interval at.
+
+No NumPy either (``ccsim sweep`` then imports pyarrow without it: about 0.1 s of start-up): the
+sums, standard deviation and percentiles repeat NumPy's floating-point operations in the same
+order (``x.mean()``, ``x.std(ddof=1)``, ``np.percentile(x, q)`` with its default linear method), so
+the summary table is byte-identical to the one NumPy gave (tests/test_sweep_stats.py compares them).
 """
 
 from __future__ import annotations
@@ -10,8 +15,6 @@ from __future__ import annotations
 import functools
 import math
 from typing import Sequence
-
-import numpy as np
 
 __all__ = ["t_quantile", "describe", "PERCENTILES"]
 
@@ -81,23 +84,72 @@ def t_quantile(p: float, df: int) -> float:
     return 0.5 * (lo + hi)
 
 
+def _pairwise_sum(x: Sequence[float], lo: int, n: int) -> float:
+    """NumPy's sum of ``x[lo:lo + n]`` (float64, contiguous): pairwise summation, eight running sums
+    in blocks of at most 128 values (numpy/_core/src/umath/loops_utils.h.src, pairwise_sum)."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += x[i]
+        return res
+    if n <= 128:
+        r = list(x[lo:lo + 8])
+        i = 8
+        end = n - n % 8
+        while i < end:
+            for j in range(8):
+                r[j] += x[lo + i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for k in range(i, n):
+            res += x[lo + k]
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(x, lo, half) + _pairwise_sum(x, lo + half, n - half)
+
+
+def _sum(x: Sequence[float]) -> float:
+    """``np.add.reduce(x)``: the identity 0.0 plus the pairwise sum of every value."""
+    return 0.0 + _pairwise_sum(x, 0, len(x))
+
+
+def _percentile(ordered: Sequence[float], q: float) -> float:
+    """``np.percentile(x, q)``, linear method, of the sorted values (numpy/lib/_function_base_impl.py:
+    the virtual index (n - 1) * q / 100, its floor and the next, then _lerp)."""
+    n = len(ordered)
+    virtual = (n - 1) * (q / 100)
+    previous = float(math.floor(virtual))
+    if virtual >= n - 1:  # NumPy takes the last value (index -1) for both neighbours
+        previous = -1.0
+    following = previous + 1.0 if previous != -1.0 else -1.0
+    a, b = ordered[int(previous)], ordered[int(following)]
+    gamma = virtual - previous
+    diff = b - a
+    if gamma >= 0.5:
+        return b - diff * (1 - gamma)
+    return a + diff * gamma
+
+
 def describe(values: Sequence[float]) -> dict[str, float]:
     """n, mean, std (n-1), 95 % t interval of the mean, p20/p50/p80 (linear interpolation) of the
     finite values; NaN where undefined (the interval needs n >= 2)."""
-    x = np.asarray([v for v in values if v is not None], dtype=float)
-    x = x[np.isfinite(x)]
-    n = int(x.size)
+    x = [float(v) for v in values if v is not None]
+    x = [v for v in x if math.isfinite(v)]
+    n = len(x)
     out = {"n": n, "mean": math.nan, "std": math.nan, "ci95_low": math.nan, "ci95_high": math.nan}
     for q in PERCENTILES:
         out[f"p{q}"] = math.nan
     if n == 0:
         return out
-    mean = float(x.mean())
+    mean = _sum(x) / n
     out["mean"] = mean
     if n >= 2:
-        std = float(x.std(ddof=1))
+        deviations = [v - mean for v in x]
+        std = math.sqrt(_sum([d * d for d in deviations]) / (n - 1))
         half = t_quantile(0.975, n - 1) * std / math.sqrt(n)
         out.update(std=std, ci95_low=mean - half, ci95_high=mean + half)
-    for q, v in zip(PERCENTILES, np.percentile(x, PERCENTILES)):
-        out[f"p{q}"] = float(v)
+    ordered = sorted(x)
+    for q in PERCENTILES:
+        out[f"p{q}"] = _percentile(ordered, q)
     return out

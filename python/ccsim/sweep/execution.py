@@ -2,9 +2,11 @@
 cluster; each finished run becomes a part file, then the dataset is consolidated (``store``).
 
 ``execute_run`` is what a worker runs: it takes and returns plain data only, so a Dask worker needs
-nothing but the same ccsim version (docs/sweeps.md). A local worker runs a chunk of runs at a time
-(``execute_chunk``) and writes their part files itself; the sweep process keeps the part tables it
-is sent back for the consolidation, so nothing is written or read twice (docs/performance.md).
+nothing but the same ccsim version (docs/sweeps.md). Locally, the sweep process and its forked
+workers take runs one at a time from one shared list (``SharedRuns``; spawned workers get chunks
+of runs instead), and each process writes the part files of its runs itself; the sweep process
+keeps the part tables (its own, and those the workers send back) for the consolidation, so nothing
+is written or read twice (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import ctypes
 import gc
 import multiprocessing
 import os
+import pickle
+import queue
 import signal
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple
 
@@ -26,6 +31,7 @@ import pyarrow as pa
 
 from ccsim.budget import Budget
 from ccsim.errors import CcsimError
+from ccsim.lean_imports import numpy_bridge_missing
 from ccsim.progress import ProgressBar
 from ccsim.result import defer_pandas_in_pyarrow
 from ccsim.runner import simulate
@@ -35,7 +41,7 @@ from ccsim.outdir import writer_lock
 from ccsim.sweep.store import (SweepResult, check_sweep_dir, consolidate, open_sweep_dir, part_done, part_path, record_parts,
                                write_part)
 
-__all__ = ["run_sweep", "execute_run", "execute_chunk", "RunTask", "die_with_parent", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["run_sweep", "execute_run", "execute_chunk", "RunTask", "SharedRuns", "die_with_parent", "DASK_CONNECT_TIMEOUT"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -118,11 +124,20 @@ def _as_through_pandas(result: Any, name: str) -> pa.Table:
             columns.append(pa.array(column.to_pylist(), type=pa.large_string()))
         elif (pa.types.is_integer(field.type) or pa.types.is_boolean(field.type)) and column.null_count == 0:
             columns.append(column)
+        elif pa.types.is_null(field.type):  # an empty column: pandas gives it back unchanged
+            columns.append(column)
         else:
-            frame = getattr(result, name)
-            return pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
-    return pa.Table.from_arrays(columns, names=table.column_names) if columns else \
-        pa.Table.from_pandas(getattr(result, name), preserve_index=False).replace_schema_metadata(None)
+            return _through_pandas(result, name, f"column {field.name!r} of type {field.type}")
+    return pa.Table.from_arrays(columns, names=table.column_names) if columns else _through_pandas(result, name, "no columns")
+
+
+def _through_pandas(result: Any, name: str, why: str) -> pa.Table:
+    """The real trip through pandas, for a table the engine has never made (a safety net). Not in a
+    process whose pyarrow was imported without numpy (``ccsim sweep``): to_pandas would crash it."""
+    if numpy_bridge_missing():
+        raise CcsimError(f"{name}: {why}: the sweep cannot store it without pandas; run the sweep from Python "
+                         f"(ccsim.sweep.run_sweep) instead of the ccsim command")
+    return pa.Table.from_pandas(getattr(result, name), preserve_index=False).replace_schema_metadata(None)
 
 
 def warm_worker(parent_pid: int) -> None:
@@ -201,8 +216,15 @@ def _run_sweep(
         record_parts(out, todo, resume)  # before any is written: a killed sweep leaves only listed parts
         kept: dict[str, pa.Table] = {}  # run id -> part table of the runs this call ran
         failures: list[tuple[str, BaseException]] = []
+        tasks = _tasks(todo)
+        local_jobs = min(jobs or os.cpu_count() or 1, len(todo))
+        pooled = client is None and local_jobs > 1
+        # The workers are forked here, before the progress bar starts its refresh thread (on a
+        # terminal): a process with another thread cannot fork safely, and would spawn its workers.
+        shared = _shared_pool(tasks, local_jobs, plan.budget, parts) if pooled and _start_method() == "fork" else None
 
-        with ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
+        with shared or contextlib.nullcontext(), \
+                ProgressBar("sweep", len(all_runs), "runs", completed=len(all_runs) - len(todo), enabled=progress) as bar:
             def record(run_id: str, table: pa.Table | None, error: BaseException | None) -> None:
                 if error is not None:
                     failures.append((run_id, error))
@@ -212,15 +234,17 @@ def _run_sweep(
                         on_run(run_id)
                 bar.advance()
 
-            if todo:
-                tasks = _tasks(todo)
-                if client is not None:
-                    _run_dask(todo, client, record, plan.budget, parts)
-                elif (jobs or os.cpu_count() or 1) == 1 or len(todo) == 1:
-                    for run_id, table, error in _chunk_results(tasks, parts, plan.budget, 1.0):
-                        record(run_id, table, error)
-                else:
-                    _run_pool(tasks, jobs or os.cpu_count() or 1, record, plan.budget, parts)
+            if not todo:
+                pass
+            elif client is not None:
+                _run_dask(todo, client, record, plan.budget, parts)
+            elif shared is not None:
+                shared.run(record)
+            elif not pooled:
+                for run_id, table, error in _chunk_results(tasks, parts, plan.budget, 1.0):
+                    record(run_id, table, error)
+            else:
+                _run_spawned(tasks, local_jobs, record, plan.budget, parts)
 
         if failures:
             run_id, error = sorted(failures, key=lambda f: f[0])[0]
@@ -251,33 +275,23 @@ def chunk_size(runs: int, workers: int) -> int:
     return max(1, runs // (8 * workers))
 
 
-def _run_pool(tasks: list[RunTask], jobs: int, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
-    method = _start_method()
-    context = multiprocessing.get_context(method)
-    workers = min(jobs, len(tasks))
+def _run_spawned(tasks: list[RunTask], workers: int, record: Callable[..., None], budget: Budget | None, parts: Path) -> None:
+    """The runs on ``workers`` spawned processes, in chunks: for a sweep process that runs other
+    threads (a notebook, a Dask client), where forking is not safe (:func:`_start_method`)."""
+    context = multiprocessing.get_context("spawn")
     size = chunk_size(len(tasks), workers)
     executor = ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=warm_worker, initargs=(os.getpid(),)
     )
     try:
         chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-        # each worker may count on its share of the free memory: they run at once on this machine.
-        # The first submit forks every worker; with the objects that exist then frozen, a worker's
-        # garbage collector does not touch (and so copy) the pages it shares with this process.
-        if method == "fork":
-            gc.freeze()
-        try:
-            futures = {executor.submit(execute_chunk, chunks[0], str(parts), budget, 1.0 / workers): chunks[0]}
-        finally:
-            if method == "fork":
-                gc.unfreeze()
-        futures.update({executor.submit(execute_chunk, chunk, str(parts), budget, 1.0 / workers): chunk for chunk in chunks[1:]})
+        # each worker may count on its share of the free memory: they run at once on this machine
+        futures = {executor.submit(execute_chunk, chunk, str(parts), budget, 1.0 / workers): chunk for chunk in chunks}
         for future in as_completed(futures):
             chunk = futures[future]
             error = future.exception()
             if isinstance(error, BrokenProcessPool):  # a worker was killed (the OOM killer, a signal)
-                raise CcsimError(f"a worker process died while running {chunk[0].run_id} (killed by a signal, e.g. out of "
-                                 f"memory); the finished runs are kept, rerun with --resume") from None
+                raise _worker_died(chunk[0].run_id) from None
             if error is not None:
                 raise error
             for run_id, table, run_error in future.result():
@@ -286,6 +300,171 @@ def _run_pool(tasks: list[RunTask], jobs: int, record: Callable[..., None], budg
         executor.shutdown(wait=False, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
+
+
+def _worker_died(run_id: str) -> CcsimError:
+    return CcsimError(f"a worker process died while running {run_id} (killed by a signal, e.g. out of memory); the finished "
+                      f"runs are kept, rerun with --resume")
+
+
+class SharedRuns(NamedTuple):
+    """The runs of a sweep as the sweep process and its forked workers share them: each process takes
+    the next run not yet taken (``next``, in shared memory) until none is left, so both cores stay
+    busy to the last run whatever each run costs; a worker sends each finished run on ``results``.
+    Forked workers inherit it (:data:`_shared`): no run is pickled to them."""
+
+    tasks: list[RunTask]
+    next: Any  # multiprocessing.Value("q"): the index of the next run nobody has taken
+    results: Any  # multiprocessing.Queue: each run a worker finished, (run id, part table as Arrow IPC, CcsimError) pickled
+    parts_dir: str
+    budget: Budget | None
+    memory_share: float
+
+    def take(self, check: Callable[[], None] | None = None) -> int | None:
+        """The index of the next run, now this process's; None when every run is taken. ``check``
+        runs while the lock is held elsewhere for a second (a worker killed while it held it)."""
+        lock = self.next.get_lock()
+        while not lock.acquire(timeout=1.0):
+            if check is not None:
+                check()
+        try:
+            index = self.next.value
+            if index >= len(self.tasks):
+                return None
+            self.next.value = index + 1
+            return index
+        finally:
+            lock.release()
+
+    def taken(self) -> int:
+        return min(self.next.value, len(self.tasks))
+
+    def stop(self) -> None:
+        """No process takes another run (each finishes the one it is running). Not if the lock stays
+        held (by a worker killed while holding it): then the pool is broken and its workers ended."""
+        lock = self.next.get_lock()
+        if lock.acquire(timeout=1.0):
+            try:
+                self.next.value = len(self.tasks)
+            finally:
+                lock.release()
+
+
+_shared: SharedRuns | None = None  # set in the sweep process just before it forks its workers
+
+
+def run_shared_in_worker() -> int:
+    """A forked worker's whole share of the sweep: takes runs until none is left, sends each result
+    as it finishes (so the progress bar moves and the sweep process keeps the table), and returns the
+    number of runs it ran. A bug (not a CcsimError) ends it and reaches the sweep process."""
+    shared = _shared
+    assert shared is not None, "run_shared_in_worker runs in a worker forked by _shared_pool"
+    # The sweep process has every result before it lets a worker end (it counts them), so the
+    # worker need not wait at exit until the queue's pipe takes the last one: after an error or
+    # Ctrl-C nobody reads it, and a large part table would keep the worker (and the sweep) alive.
+    shared.results.cancel_join_thread()
+    ran = 0
+    while (index := shared.take()) is not None:
+        for run_id, table, error in execute_chunk([shared.tasks[index]], shared.parts_dir, shared.budget, shared.memory_share):
+            # The table as an Arrow IPC stream (0.04 ms each way; pickling it took 0.7 + 0.45 ms), all
+            # pickled here, not in the queue's feeder thread, which would print a failure and drop the
+            # result (and the sweep process would wait for it forever): here it ends the worker's call.
+            shared.results.put(bytes(ForkingPickler.dumps((run_id, None if table is None else _to_ipc(table), error))))
+        ran += 1
+    return ran
+
+
+def _to_ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+class _shared_pool:
+    """``jobs`` processes on one shared list of runs: this one and ``jobs - 1`` workers, forked when
+    it is made (as soon as the runs are known, while this process runs one thread). As a context
+    manager it ends the workers: after every run (waiting for them), or at once after an error or
+    Ctrl-C (no process starts another run). ``run`` takes runs in this process too (it would
+    otherwise only wait) and, between its runs, records what the workers sent; the last run ends
+    at most one run after the other processes' last."""
+
+    def __init__(self, tasks: list[RunTask], jobs: int, budget: Budget | None, parts: Path) -> None:
+        global _shared
+        context = multiprocessing.get_context("fork")
+        self.tasks, self.budget, self.parts = tasks, budget, str(parts)
+        # each process may count on its share of the free memory: they run at once on this machine
+        self.shared = SharedRuns(tasks, context.Value("q", 0), context.Queue(), self.parts, budget, 1.0 / jobs)
+        self.received: set[str] = set()
+        self.ran_here: set[str] = set()
+        # pyarrow's first conversion of a Python float looks for dateutil (2 ms): done here, once,
+        # and inherited, rather than in each process's first run
+        pa.array([0.5])
+        self.executor = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=warm_worker,
+                                            initargs=(os.getpid(),))
+        _shared = self.shared
+        try:
+            # The first submit forks every worker; with the objects that exist then frozen, a
+            # worker's garbage collector does not touch (and so copy) the pages it shares with this
+            # process.
+            gc.freeze()
+            try:
+                self.workers = [self.executor.submit(run_shared_in_worker)]
+            finally:
+                gc.unfreeze()
+            self.workers += [self.executor.submit(run_shared_in_worker) for _ in range(jobs - 2)]
+        except BaseException:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            _shared = None  # the workers have their copy
+
+    def __enter__(self) -> "_shared_pool":
+        return self
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        if kind is None:
+            self.executor.shutdown(wait=True)
+        else:
+            self.shared.stop()
+            self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def run(self, record: Callable[..., None]) -> None:
+        shared = self.shared
+        while (index := shared.take(self._check)) is not None:
+            for done in execute_chunk([self.tasks[index]], self.parts, self.budget, shared.memory_share):
+                self.ran_here.add(done[0])
+                record(*done)
+            self._receive(record, block=False)
+            self._check()
+        # every run is taken: wait for the workers' last ones
+        while len(self.received) + len(self.ran_here) < shared.taken():
+            self._receive(record, block=True)
+            self._check()
+
+    def _receive(self, record: Callable[..., None] | None, block: bool) -> None:
+        while True:
+            try:
+                message = self.shared.results.get(block=block, timeout=0.05 if block else None)
+            except queue.Empty:
+                return
+            run_id, payload, error = pickle.loads(message)
+            self.received.add(run_id)
+            if record is not None:
+                record(run_id, None if payload is None else pa.ipc.open_stream(payload).read_all(), error)
+            block = False
+
+    def _check(self) -> None:
+        """Raises what ended a worker early: a bug, or its death (the OOM killer, a signal)."""
+        for worker in self.workers:
+            if not worker.done() or worker.exception() is None:
+                continue
+            if isinstance(worker.exception(), BrokenProcessPool):
+                self._receive(None, block=False)  # what the workers sent before: not lost
+                done = self.received | self.ran_here
+                lost = [t.run_id for t in self.tasks[:self.shared.taken()] if t.run_id not in done]
+                raise _worker_died(lost[0] if lost else self.tasks[-1].run_id) from None
+            raise worker.exception()  # type: ignore[misc]
 
 
 def _start_method() -> str:
