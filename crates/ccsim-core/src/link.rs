@@ -134,8 +134,11 @@ pub struct Link {
     in_transit: VecDeque<InTransit>,
     pub interval: LinkCounters,
     pub window: LinkCounters,
-    /// Queueing delays of departures inside the summary window.
-    pub qdelay_hist: Histogram,
+    /// Queueing delays of departures inside the summary window, except the zero ones (most
+    /// departures of a link that rarely queues) since the last `fold_zero_qdelays`: those are only
+    /// counted, in `zero_qdelays`, and added in one step when the results are read.
+    qdelay_hist: Histogram,
+    zero_qdelays: u64,
 }
 
 impl Link {
@@ -161,6 +164,7 @@ impl Link {
             interval: LinkCounters::default(),
             window: LinkCounters::default(),
             qdelay_hist: Histogram::default(),
+            zero_qdelays: 0,
         }
     }
 
@@ -275,9 +279,25 @@ impl Link {
         self.interval.departure(pkt.wire_bytes, qdelay_ns);
         if in_window {
             self.window.departure(pkt.wire_bytes, qdelay_ns);
-            self.qdelay_hist.record(qdelay_ns);
+            if qdelay_ns == 0 {
+                self.zero_qdelays += 1;
+            } else {
+                self.qdelay_hist.record(qdelay_ns);
+            }
         }
         pkt
+    }
+
+    /// Adds the zero queueing delays counted since the last call to the histogram.
+    pub fn fold_zero_qdelays(&mut self) {
+        self.qdelay_hist.record_zeros(std::mem::take(&mut self.zero_qdelays));
+    }
+
+    /// Queueing delays of departures inside the summary window (`fold_zero_qdelays` must have run
+    /// since the last departure).
+    pub fn qdelay_hist(&self) -> &Histogram {
+        assert_eq!(self.zero_qdelays, 0, "link {}: queueing delays read before the zero ones were added", self.name);
+        &self.qdelay_hist
     }
 
     /// How many packets the link holds (queued, on the wire, propagating).

@@ -213,6 +213,9 @@ impl Simulation {
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
         self.run_until(self.end)?;
         self.check_conservation()?;
+        for l in &mut self.links {
+            l.fold_zero_qdelays();
+        }
         Ok(self.recorder.finish(&self.scenario, &self.flows, &self.links, self.end))
     }
 }
