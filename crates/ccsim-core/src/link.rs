@@ -133,6 +133,8 @@ pub struct Link {
     /// Packets on or past the wire, arrival times non-decreasing.
     in_transit: VecDeque<InTransit>,
     pub interval: LinkCounters,
+    /// The summary window's counters, but for departures only `tx_bytes`: the window's departures
+    /// and their queueing delays (count, sum, max) are those of `qdelay_hist`, not kept twice.
     pub window: LinkCounters,
     /// Queueing delays of departures inside the summary window, except the zero ones (most
     /// departures of a link that rarely queues) since the last `fold_zero_qdelays`: those are only
@@ -278,7 +280,7 @@ impl Link {
         debug_assert_eq!(arrival, now);
         self.interval.departure(pkt.wire_bytes, qdelay_ns);
         if in_window {
-            self.window.departure(pkt.wire_bytes, qdelay_ns);
+            self.window.tx_bytes += pkt.wire_bytes as u64;
             if qdelay_ns == 0 {
                 self.zero_qdelays += 1;
             } else {

@@ -235,7 +235,7 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> 
             p99,
             h.max() as f64 / 1e6,
             c.arrivals,
-            c.departures,
+            h.count(), // the window's departures (see `Link::window`)
             c.drops_queue,
             c.drops_random,
             if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 },
