@@ -95,16 +95,6 @@ pub struct LinkCounters {
     pub qdelay_max_ns: u64,
 }
 
-impl LinkCounters {
-    #[inline]
-    fn departure(&mut self, wire_bytes: u32, qdelay: u64) {
-        self.departures += 1;
-        self.tx_bytes += wire_bytes as u64;
-        self.qdelay_sum_ns += qdelay as u128;
-        self.qdelay_max_ns = self.qdelay_max_ns.max(qdelay);
-    }
-}
-
 /// A packet on or past the wire.
 #[derive(Clone, Copy, Debug)]
 struct InTransit {
@@ -278,14 +268,22 @@ impl Link {
     pub fn deliver_head(&mut self, now: Time, in_window: bool) -> Packet {
         let InTransit { arrival, qdelay_ns, pkt } = self.in_transit.pop_front().expect("delivery event with an empty link");
         debug_assert_eq!(arrival, now);
-        self.interval.departure(pkt.wire_bytes, qdelay_ns);
+        let c = &mut self.interval;
+        c.departures += 1;
+        c.tx_bytes += pkt.wire_bytes as u64;
         if in_window {
             self.window.tx_bytes += pkt.wire_bytes as u64;
-            if qdelay_ns == 0 {
-                self.zero_qdelays += 1;
-            } else {
+        }
+        // A packet that did not wait (most of them on a link that rarely queues) adds nothing to
+        // the delay sum or maximum, and only a count to the histogram.
+        if qdelay_ns != 0 {
+            c.qdelay_sum_ns += qdelay_ns as u128;
+            c.qdelay_max_ns = c.qdelay_max_ns.max(qdelay_ns);
+            if in_window {
                 self.qdelay_hist.record(qdelay_ns);
             }
+        } else if in_window {
+            self.zero_qdelays += 1;
         }
         pkt
     }
