@@ -72,12 +72,11 @@ impl Histogram {
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
         // `wrapping_sub`: a bucket below `first` wraps to a huge index and takes the slow path too
-        let mut i = b.wrapping_sub(self.first);
-        if i >= self.counts.len() {
-            self.make_room(b);
-            i = b - self.first;
+        // (one bounds check: `get_mut` is it; the slow path counts the value in its new bucket)
+        match self.counts.get_mut(b.wrapping_sub(self.first)) {
+            Some(c) => *c += 1,
+            None => self.count_in_new_bucket(b),
         }
-        self.counts[i] += 1;
         self.total += 1;
         self.sum += v as u128;
         self.min = self.min.min(v);
@@ -95,6 +94,15 @@ impl Histogram {
         self.counts[0] += n;
         self.total += n;
         self.min = 0;
+    }
+
+    /// Counts a value whose bucket `b` is not held yet.
+    #[cold]
+    #[inline(never)]
+    fn count_in_new_bucket(&mut self, b: usize) {
+        self.make_room(b);
+        let i = b - self.first;
+        self.counts[i] += 1;
     }
 
     /// Holds bucket `b` from now on: the first bucket, or the gap to it below or above those held.
