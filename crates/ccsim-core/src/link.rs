@@ -190,8 +190,7 @@ impl Link {
         if in_window {
             self.window.arrivals += 1;
         }
-        let loss_rate = self.loss.at(now);
-        if loss_rate > 0.0 && self.rng.bernoulli(loss_rate) {
+        if !self.loss.lossless_at(now) && self.random_loss(now) {
             self.interval.drops_random += 1;
             if in_window {
                 self.window.drops_random += 1;
@@ -226,6 +225,12 @@ impl Link {
         // The queueing delay is recorded when the packet is delivered.
         self.in_transit.push_back(InTransit { arrival, qdelay_ns: start.0 - now.0, pkt });
         Ok(if was_empty { Some(arrival) } else { None })
+    }
+
+    /// A random loss draw, if the probability in force is above 0.
+    fn random_loss(&mut self, now: Time) -> bool {
+        let loss_rate = self.loss.at(now);
+        loss_rate > 0.0 && self.rng.bernoulli(loss_rate)
     }
 
     /// RED's admission (or any discipline's, through the trait): `Err(early)` when refused,
