@@ -253,9 +253,19 @@ impl Link {
     /// Room for one more packet, or false when memory for it cannot be had: the queue limit and the
     /// link's bandwidth-delay product come from the user, so their growth is a fallible allocation
     /// (an error that ends the run) rather than an abort of the process.
+    /// `waiting` is kept at least as large as `in_transit` (a waiting packet is also in transit),
+    /// so one comparison covers both lines.
     #[inline]
     pub fn try_reserve_one(&mut self) -> bool {
-        reserve_one(&mut self.in_transit) && reserve_one(&mut self.waiting)
+        self.in_transit.len() < self.in_transit.capacity() || self.grow_one()
+    }
+
+    #[cold]
+    fn grow_one(&mut self) -> bool {
+        reserve_one(&mut self.in_transit) && {
+            let room = self.in_transit.capacity().saturating_sub(self.waiting.len());
+            self.waiting.try_reserve_exact(room).is_ok()
+        }
     }
 
     /// The queue discipline's average queue (RED), if it keeps one.
