@@ -43,7 +43,7 @@ impl Simulation {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn sync_delack_timer(&mut self, f: usize) {
         let flow = &mut self.flows[f];
         let App::Tcp { receiver, .. } = &flow.app else { return };
