@@ -187,9 +187,7 @@ impl Link {
     #[inline]
     pub fn enqueue(&mut self, now: Time, pkt: Packet, in_window: bool) -> Result<Option<Time>, Drop> {
         self.interval.arrivals += 1;
-        if in_window {
-            self.window.arrivals += 1;
-        }
+        self.window.arrivals += in_window as u64;
         if !self.loss.lossless_at(now) && self.random_loss(now) {
             self.interval.drops_random += 1;
             if in_window {
@@ -297,8 +295,8 @@ impl Link {
             if in_window {
                 self.qdelay_hist.record(qdelay_ns);
             }
-        } else if in_window {
-            self.zero_qdelays += 1;
+        } else {
+            self.zero_qdelays += in_window as u64;
         }
         pkt
     }
