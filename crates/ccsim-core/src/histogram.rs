@@ -87,16 +87,37 @@ impl Histogram {
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
         // `wrapping_sub`: a bucket below `first` wraps to a huge index and takes the slow path too
-        let mut i = b.wrapping_sub(self.first);
-        if i >= self.counts.len() {
-            self.make_room(b);
-            i = b - self.first;
+        // (one bounds check: `get_mut` is it; the slow path counts the value in its new bucket)
+        match self.counts.get_mut(b.wrapping_sub(self.first)) {
+            Some(c) => *c += 1,
+            None => self.count_in_new_bucket(b),
         }
-        self.counts[i] += 1;
         self.total += 1;
         self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
+    }
+
+    /// Records `n` values of zero at once (as `n` calls of `record(0)` would).
+    pub fn record_zeros(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if self.first != 0 || self.counts.is_empty() {
+            self.make_room(0);
+        }
+        self.counts[0] += n;
+        self.total += n;
+        self.min = 0;
+    }
+
+    /// Counts a value whose bucket `b` is not held yet.
+    #[cold]
+    #[inline(never)]
+    fn count_in_new_bucket(&mut self, b: usize) {
+        self.make_room(b);
+        let i = b - self.first;
+        self.counts[i] += 1;
     }
 
     /// Holds bucket `b` from now on: the first bucket, or the gap to it below or above those held.
@@ -219,6 +240,26 @@ impl Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeros_recorded_at_once_are_the_same_as_one_by_one() {
+        // Before, among and after other values; into an empty histogram and one whose lowest
+        // bucket is above zero.
+        for others in [vec![], vec![5, 70_000, 3], vec![1_000_000], vec![0, 12]] {
+            for n in [0u64, 1, 7] {
+                let (mut one, mut many) = (Histogram::default(), Histogram::default());
+                for &v in &others {
+                    one.record(v);
+                    many.record(v);
+                }
+                for _ in 0..n {
+                    one.record(0);
+                }
+                many.record_zeros(n);
+                assert_eq!(format!("{one:?}"), format!("{many:?}"), "{others:?} and {n} zeros");
+            }
+        }
+    }
 
     #[test]
     fn buckets_are_monotone_and_cover_values() {

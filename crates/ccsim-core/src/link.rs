@@ -95,16 +95,6 @@ pub struct LinkCounters {
     pub qdelay_max_ns: u64,
 }
 
-impl LinkCounters {
-    #[inline]
-    fn departure(&mut self, wire_bytes: u32, qdelay: u64) {
-        self.departures += 1;
-        self.tx_bytes += wire_bytes as u64;
-        self.qdelay_sum_ns += qdelay as u128;
-        self.qdelay_max_ns = self.qdelay_max_ns.max(qdelay);
-    }
-}
-
 /// A packet on or past the wire.
 #[derive(Clone, Copy, Debug)]
 struct InTransit {
@@ -133,9 +123,14 @@ pub struct Link {
     /// Packets on or past the wire, arrival times non-decreasing.
     in_transit: VecDeque<InTransit>,
     pub interval: LinkCounters,
+    /// The summary window's counters, but for departures only `tx_bytes`: the window's departures
+    /// and their queueing delays (count, sum, max) are those of `qdelay_hist`, not kept twice.
     pub window: LinkCounters,
-    /// Queueing delays of departures inside the summary window.
-    pub qdelay_hist: Histogram,
+    /// Queueing delays of departures inside the summary window, except the zero ones (most
+    /// departures of a link that rarely queues) since the last `fold_zero_qdelays`: those are only
+    /// counted, in `zero_qdelays`, and added in one step when the results are read.
+    qdelay_hist: Histogram,
+    zero_qdelays: u64,
 }
 
 impl Link {
@@ -161,6 +156,7 @@ impl Link {
             interval: LinkCounters::default(),
             window: LinkCounters::default(),
             qdelay_hist: Histogram::default(),
+            zero_qdelays: 0,
         }
     }
 
@@ -191,11 +187,8 @@ impl Link {
     #[inline]
     pub fn enqueue(&mut self, now: Time, pkt: Packet, in_window: bool) -> Result<Option<Time>, Drop> {
         self.interval.arrivals += 1;
-        if in_window {
-            self.window.arrivals += 1;
-        }
-        let loss_rate = self.loss.at(now);
-        if loss_rate > 0.0 && self.rng.bernoulli(loss_rate) {
+        self.window.arrivals += in_window as u64;
+        if !self.loss.lossless_at(now) && self.random_loss(now) {
             self.interval.drops_random += 1;
             if in_window {
                 self.window.drops_random += 1;
@@ -232,6 +225,12 @@ impl Link {
         Ok(if was_empty { Some(arrival) } else { None })
     }
 
+    /// A random loss draw, if the probability in force is above 0.
+    fn random_loss(&mut self, now: Time) -> bool {
+        let loss_rate = self.loss.at(now);
+        loss_rate > 0.0 && self.rng.bernoulli(loss_rate)
+    }
+
     /// RED's admission (or any discipline's, through the trait): `Err(early)` when refused,
     /// `early` if the refusal was an early (AQM) drop. `advance` has run.
     fn admit_red(&mut self, now: Time, bytes: u32) -> Result<(), bool> {
@@ -252,9 +251,19 @@ impl Link {
     /// Room for one more packet, or false when memory for it cannot be had: the queue limit and the
     /// link's bandwidth-delay product come from the user, so their growth is a fallible allocation
     /// (an error that ends the run) rather than an abort of the process.
+    /// `waiting` is kept at least as large as `in_transit` (a waiting packet is also in transit),
+    /// so one comparison covers both lines.
     #[inline]
     pub fn try_reserve_one(&mut self) -> bool {
-        reserve_one(&mut self.in_transit) && reserve_one(&mut self.waiting)
+        self.in_transit.len() < self.in_transit.capacity() || self.grow_one()
+    }
+
+    #[cold]
+    fn grow_one(&mut self) -> bool {
+        reserve_one(&mut self.in_transit) && {
+            let room = self.in_transit.capacity().saturating_sub(self.waiting.len());
+            self.waiting.try_reserve_exact(room).is_ok()
+        }
     }
 
     /// The queue discipline's average queue (RED), if it keeps one.
@@ -272,12 +281,36 @@ impl Link {
     pub fn deliver_head(&mut self, now: Time, in_window: bool) -> Packet {
         let InTransit { arrival, qdelay_ns, pkt } = self.in_transit.pop_front().expect("delivery event with an empty link");
         debug_assert_eq!(arrival, now);
-        self.interval.departure(pkt.wire_bytes, qdelay_ns);
+        let c = &mut self.interval;
+        c.departures += 1;
+        c.tx_bytes += pkt.wire_bytes as u64;
         if in_window {
-            self.window.departure(pkt.wire_bytes, qdelay_ns);
-            self.qdelay_hist.record(qdelay_ns);
+            self.window.tx_bytes += pkt.wire_bytes as u64;
+        }
+        // A packet that did not wait (most of them on a link that rarely queues) adds nothing to
+        // the delay sum or maximum, and only a count to the histogram.
+        if qdelay_ns != 0 {
+            c.qdelay_sum_ns += qdelay_ns as u128;
+            c.qdelay_max_ns = c.qdelay_max_ns.max(qdelay_ns);
+            if in_window {
+                self.qdelay_hist.record(qdelay_ns);
+            }
+        } else {
+            self.zero_qdelays += in_window as u64;
         }
         pkt
+    }
+
+    /// Adds the zero queueing delays counted since the last call to the histogram.
+    pub fn fold_zero_qdelays(&mut self) {
+        self.qdelay_hist.record_zeros(std::mem::take(&mut self.zero_qdelays));
+    }
+
+    /// Queueing delays of departures inside the summary window (`fold_zero_qdelays` must have run
+    /// since the last departure).
+    pub fn qdelay_hist(&self) -> &Histogram {
+        assert_eq!(self.zero_qdelays, 0, "link {}: queueing delays read before the zero ones were added", self.name);
+        &self.qdelay_hist
     }
 
     /// How many packets the link holds (queued, on the wire, propagating).

@@ -35,7 +35,7 @@ impl SendJitter {
 
     /// Holds `pkt`, sent by TCP at `now`; returns its departure time if it is the new head (the loop
     /// then schedules one event for it), `None` if an earlier segment's event will release it.
-    pub fn hold(&mut self, now: Time, pkt: Packet) -> Option<Time> {
+    pub fn hold(&mut self, now: Time, pkt: &Packet) -> Option<Time> {
         let delay_ns = (self.rng.uniform() * self.span_ns) as u64;
         let departure = Time(now.0.saturating_add(delay_ns)).max(self.last_departure);
         self.last_departure = departure;
@@ -45,7 +45,7 @@ impl SendJitter {
             // the four of the amortised growth (docs/performance.md, "Memory per flow").
             self.held.reserve_exact(1);
         }
-        self.held.push_back((departure, pkt));
+        self.held.push_back((departure, *pkt));
         was_empty.then_some(departure)
     }
 
@@ -88,7 +88,7 @@ mod tests {
         let mut sent = 0;
         for k in 0..200u64 {
             let now = Time::from_nanos(k * 10_000); // faster than the jitter: segments queue up
-            h.hold(now, seg(k));
+            h.hold(now, &seg(k));
             departures.push(now);
             sent += 1;
         }
@@ -117,7 +117,7 @@ mod tests {
         let mut delays = Vec::new();
         for k in 0..2000u64 {
             let now = Time::from_nanos(k * 1_000_000); // far apart: no waiting behind another
-            let t = h.hold(now, seg(k)).expect("head");
+            let t = h.hold(now, &seg(k)).expect("head");
             delays.push((t - now).as_nanos() as f64);
             h.release(t).unwrap();
         }

@@ -61,6 +61,11 @@ pub struct Simulation {
     /// Packets a sender has just produced, reused across calls.
     out: Vec<Packet>,
     recorder: Recorder,
+    /// `now` is inside the summary window (`Recorder::in_window`), kept by the window's edge events
+    /// instead of two comparisons per packet handler: those events are scheduled before any other,
+    /// so of the events at an edge's time they come first, and every event sees the flag the
+    /// comparisons would give.
+    in_window: bool,
     /// The error that ended the run early, if one did: every later call reports it again.
     failed: Option<SimError>,
     /// The memory the run may take as it grows, and what it holds (`cost.rs`).
@@ -95,6 +100,7 @@ impl Simulation {
             bottleneck: network.bottleneck,
             out: Vec::with_capacity(64),
             recorder,
+            in_window: false,
             failed: None,
             meter: MemoryMeter::default(),
         };
@@ -116,6 +122,10 @@ impl Simulation {
 
     /// Every flow's start and stop, the first sample, and the edges of the summary window.
     fn schedule_first_events(&mut self) {
+        // The window's edges first: see `in_window`.
+        let (measure_start, measure_end) = self.recorder.window_edges();
+        self.events.schedule(measure_start, Event::Measure(true));
+        self.events.schedule(measure_end, Event::Measure(false));
         for (i, f) in self.flows.iter().enumerate() {
             for &(a, b) in &f.schedule.intervals {
                 self.events.schedule(a, Event::FlowStart(i as u32));
@@ -128,9 +138,6 @@ impl Simulation {
         if first_sample <= self.end {
             self.events.schedule(first_sample, Event::Sample);
         }
-        let (measure_start, measure_end) = self.recorder.window_edges();
-        self.events.schedule(measure_start, Event::Measure(true));
-        self.events.schedule(measure_end, Event::Measure(false));
     }
 
     /// Processes every event up to and including time `t` (capped at the end of the run). An error
@@ -142,6 +149,7 @@ impl Simulation {
         let t = t.min(self.end);
         while let Some((time, event)) = self.events.pop_until(t) {
             self.now = time;
+            debug_assert!(matches!(event, Event::Measure(_)) || self.in_window == self.recorder.in_window(time));
             self.recorder.stats.events += 1;
             if let Err(e) = self.meter.count_event(self.now, self.recorder.stats.events) {
                 self.failed = Some(e.clone());
@@ -172,7 +180,10 @@ impl Simulation {
             Event::DelayedAck(f) => self.on_delack_timer(f),
             Event::HostDepart(f) => self.on_host_depart(f),
             Event::Sample => self.on_sample(),
-            Event::Measure(start) => self.recorder.window_edge(start, &mut self.flows),
+            Event::Measure(start) => {
+                self.in_window = start;
+                self.recorder.window_edge(start, &mut self.flows);
+            }
         }
         Ok(())
     }
@@ -214,6 +225,9 @@ impl Simulation {
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
         self.run_until(self.end)?;
         self.check_conservation()?;
+        for l in &mut self.links {
+            l.fold_zero_qdelays();
+        }
         Ok(self.recorder.finish(&self.scenario, &self.flows, &self.links, self.end))
     }
 }

@@ -186,7 +186,7 @@ pub(crate) fn busiest_link(links: &[Link], window_s: f64) -> usize {
             continue;
         }
         let key = |l: &Link| {
-            let q = l.qdelay_hist.mean();
+            let q = l.qdelay_hist().mean();
             (l.window.drops_queue, if q.is_nan() { 0.0 } else { q })
         };
         best = match best {
@@ -222,7 +222,7 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> 
     let mut ls = LinkSummaryRows::with_capacity(links.len());
     for (i, l) in links.iter().enumerate() {
         let c = &l.window;
-        let h = &l.qdelay_hist;
+        let h = l.qdelay_hist();
         let [p50, p95, p99] = h.quantiles([0.5, 0.95, 0.99]).map(|v| v / 1e6);
         ls.push(
             l.name.clone(),
@@ -235,7 +235,7 @@ pub(crate) fn link_summary(links: &[Link], window_s: f64, bottleneck: usize) -> 
             p99,
             h.max() as f64 / 1e6,
             c.arrivals,
-            c.departures,
+            h.count(), // the window's departures (see `Link::window`)
             c.drops_queue,
             c.drops_random,
             if c.arrivals == 0 { 0.0 } else { (c.drops_queue + c.drops_random) as f64 / c.arrivals as f64 },
@@ -261,12 +261,12 @@ series_table! {
 /// few rows: its name is written once (a dictionary column), not once per row.
 pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
     let rtt_flows = || flows.iter().filter(|f| matches!(f.app, App::Tcp { .. }) && !f.id.background);
-    let rows = links.iter().map(|l| l.qdelay_hist.buckets_used()).sum::<usize>()
+    let rows = links.iter().map(|l| l.qdelay_hist().buckets_used()).sum::<usize>()
         + rtt_flows().map(|f| f.window.rtt_hist.buckets_used()).sum::<usize>();
     let mut t = DelayHistRows::with_capacity(rows);
     let mut names = Vec::new();
     for l in links {
-        let mut rows = l.qdelay_hist.buckets().peekable();
+        let mut rows = l.qdelay_hist().buckets().peekable();
         if rows.peek().is_some() {
             let name = Name(names.len() as u32);
             names.push(l.name.clone());
@@ -297,8 +297,8 @@ pub(crate) fn run_summary(flows: &FlowSummary, links: &[Link], bottleneck: usize
         ("bottleneck_rate_bps".to_string(), b.rate_bps as f64),
         ("bottleneck_utilisation".to_string(), utilisation(b, window_s)),
         ("goodput_share_of_capacity".to_string(), total_goodput / b.rate_bps as f64),
-        ("bottleneck_qdelay_mean_ms".to_string(), b.qdelay_hist.mean() / 1e6),
-        ("bottleneck_qdelay_p95_ms".to_string(), b.qdelay_hist.quantile(0.95) / 1e6),
+        ("bottleneck_qdelay_mean_ms".to_string(), b.qdelay_hist().mean() / 1e6),
+        ("bottleneck_qdelay_p95_ms".to_string(), b.qdelay_hist().quantile(0.95) / 1e6),
         ("bottleneck_drops_queue".to_string(), b.window.drops_queue as f64),
         ("bottleneck_drops_random".to_string(), b.window.drops_random as f64),
         ("events".to_string(), stats.events as f64),

@@ -11,7 +11,7 @@ impl Simulation {
     /// Puts the sender's new packets on its first link and keeps its RTO timer event in place.
     pub(super) fn transmit_from_sender(&mut self, f: u32) {
         if let Some(host) = &mut self.flows[f as usize].host {
-            for &pkt in &self.out {
+            for pkt in &self.out {
                 if let Some(t) = host.hold(self.now, pkt) {
                     self.events.schedule(t, Event::HostDepart(f));
                 }
@@ -43,7 +43,7 @@ impl Simulation {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn sync_delack_timer(&mut self, f: usize) {
         let flow = &mut self.flows[f];
         let App::Tcp { receiver, .. } = &flow.app else { return };

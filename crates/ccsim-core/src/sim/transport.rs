@@ -10,7 +10,7 @@ use crate::sim::Simulation;
 
 impl Simulation {
     pub(super) fn on_link_deliver(&mut self, l: u32) {
-        let in_window = self.recorder.in_window(self.now);
+        let in_window = self.in_window;
         let link = &mut self.links[l as usize];
         let mut pkt = link.deliver_head(self.now, in_window);
         if let Some(t) = link.head_arrival() {
@@ -37,13 +37,14 @@ impl Simulation {
     }
 
     /// Puts `pkt` on the link of its next hop; a drop is counted against its flow.
+    #[inline(never)]
     pub(super) fn enqueue_on_route(&mut self, pkt: Packet) {
         let route = &self.flows[pkt.flow as usize].route;
         let l = match pkt.kind {
             PacketKind::Data => route.forward[pkt.hop as usize],
             PacketKind::Ack => route.reverse[pkt.hop as usize],
         };
-        let in_window = self.recorder.in_window(self.now);
+        let in_window = self.in_window;
         self.enqueue_on_link(l, pkt, in_window);
     }
 
@@ -80,7 +81,7 @@ impl Simulation {
     fn deliver_data(&mut self, pkt: Packet) {
         let f = pkt.flow as usize;
         let now = self.now;
-        let in_window = self.recorder.in_window(now);
+        let in_window = self.in_window;
         let flow = &mut self.flows[f];
         flow.counters.data_delivered_pkts += 1;
         flow.counters.data_delivered_payload += pkt.len as u64;
@@ -109,7 +110,7 @@ impl Simulation {
     fn deliver_ack(&mut self, pkt: Packet) {
         let f = pkt.flow as usize;
         let now = self.now;
-        let in_window = self.recorder.in_window(now);
+        let in_window = self.in_window;
         let flow = &mut self.flows[f];
         flow.counters.acks_delivered += 1;
         let App::Tcp { sender, .. } = &mut flow.app else { return };
