@@ -321,12 +321,7 @@ impl EventQueue {
     #[inline(never)]
     #[cold]
     fn pop_early(&mut self, t: Time) -> Option<(Time, Event)> {
-        let time = earliest(&self.early);
-        if time > t.0 {
-            return None;
-        }
-        let k = self.early.iter().position(|e| e.time == time).expect("the earliest is there");
-        let e = self.early.remove(k);
+        let e = take_earliest(&mut self.early, t)?;
         self.len -= 1;
         Some((Time(e.time), e.event))
     }
@@ -404,6 +399,17 @@ fn bucket(time: u64, last: u64) -> usize {
 #[inline(always)]
 fn earliest(entries: &[Entry]) -> u64 {
     entries.iter().fold(u64::MAX, |m, e| m.min(e.time))
+}
+
+/// Removes and returns the earliest of `entries` (the first of them among equal times: they are
+/// in the order scheduled) if it is due by `t`. For the lines of entries scheduled in the past.
+fn take_earliest(entries: &mut Vec<Entry>, t: Time) -> Option<Entry> {
+    let time = earliest(entries);
+    if time > t.0 {
+        return None;
+    }
+    let k = entries.iter().position(|e| e.time == time).expect("the earliest is there");
+    Some(entries.remove(k))
 }
 
 impl RadixHeap {
@@ -534,12 +540,7 @@ impl RadixHeap {
     #[inline(never)]
     #[cold]
     fn pop_early(&mut self, t: Time) -> Option<(Time, Event)> {
-        let time = earliest(&self.early);
-        if time > t.0 {
-            return None;
-        }
-        let k = self.early.iter().position(|e| e.time == time).expect("the earliest is there");
-        let e = self.early.remove(k);
+        let e = take_earliest(&mut self.early, t)?;
         self.len -= 1;
         Some((Time(e.time), e.event))
     }
