@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import pyarrow as pa
 
-from ccsim.budget import Budget
+from ccsim.budget import Budget, free_memory_bytes
 from ccsim.errors import CcsimError
 from ccsim.lean_imports import numpy_bridge_missing
 from ccsim.progress import ProgressBar
@@ -381,6 +381,15 @@ def _to_ipc(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _warm_up_before_fork() -> None:
+    """What a process's first run would load on its own, done once here and inherited by the forked
+    workers: pyarrow's first conversion of a Python dict looks for dateutil (the run's summary row),
+    and the memory meter reads /proc/meminfo (the ascii codec) and the address-space limit
+    (``resource``). About 5 ms each process would otherwise pay in its first run."""
+    pa.Table.from_pylist([{"x": 0.5}])
+    free_memory_bytes()
+
+
 class _shared_pool:
     """``jobs`` processes on one shared list of runs: this one and ``jobs - 1`` workers, forked when
     it is made (as soon as the runs are known, while this process runs one thread). As a context
@@ -397,9 +406,7 @@ class _shared_pool:
         self.shared = SharedRuns(tasks, context.Value("q", 0), context.Queue(), self.parts, budget, 1.0 / jobs)
         self.received: set[str] = set()
         self.ran_here: set[str] = set()
-        # pyarrow's first conversion of a Python float looks for dateutil (2 ms): done here, once,
-        # and inherited, rather than in each process's first run
-        pa.array([0.5])
+        _warm_up_before_fork()
         self.executor = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=warm_worker,
                                             initargs=(os.getpid(),))
         _shared = self.shared
