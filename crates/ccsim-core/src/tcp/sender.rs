@@ -447,7 +447,7 @@ impl Sender {
 
     /// The application has new data and the receiver window takes the next segment.
     fn new_data_allowed(&self) -> bool {
-        self.snd_max < self.app_end && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd
+        self.segment_allowed_at(self.snd_max).is_some()
     }
 
     /// RFC 6675 NextSeg(): the next segment to send during SACK recovery, and whether it is new data.
@@ -539,15 +539,10 @@ impl Sender {
                     continue;
                 }
             }
-            if self.snd_nxt >= self.app_end {
+            let Some(len) = self.segment_allowed_at(self.snd_nxt) else {
                 self.cwnd_limited = false;
                 return;
-            }
-            let len = self.seg_len(self.snd_nxt);
-            if self.snd_nxt + len - self.snd_una > self.rwnd {
-                self.cwnd_limited = false;
-                return;
-            }
+            };
             let cwnd = self.w.cwnd_bytes.max(self.mss) as i64;
             let mut window = cwnd;
             if self.in_fast_recovery {
@@ -570,6 +565,17 @@ impl Sender {
         }
     }
 
+    /// The length of the segment at `seq` if the application has data there and the receiver
+    /// window takes it (the limits other than cwnd, which leave the flow not cwnd-limited).
+    #[inline(always)]
+    fn segment_allowed_at(&self, seq: u64) -> Option<u64> {
+        if seq >= self.app_end {
+            return None;
+        }
+        let len = self.seg_len(seq);
+        (seq + len - self.snd_una <= self.rwnd).then_some(len)
+    }
+
     /// `try_send` in the open state, the common case: no recovery, no duplicate ACKs (so no
     /// limited transmit, RFC 3042), nothing to go back over after a timeout, no burst limit. The
     /// same rules as the general loop with what cannot apply left out: new segments while the
@@ -578,15 +584,10 @@ impl Sender {
     fn send_open(&mut self, now: Time, out: &mut Vec<Packet>) {
         let cwnd = self.w.cwnd_bytes.max(self.mss);
         loop {
-            if self.snd_nxt >= self.app_end {
+            let Some(len) = self.segment_allowed_at(self.snd_nxt) else {
                 self.cwnd_limited = false;
                 return;
-            }
-            let len = self.seg_len(self.snd_nxt);
-            if self.snd_nxt + len - self.snd_una > self.rwnd {
-                self.cwnd_limited = false;
-                return;
-            }
+            };
             if self.snd_nxt - self.snd_una + len > cwnd {
                 self.cwnd_limited = true;
                 return;
@@ -902,9 +903,7 @@ impl Sender {
         if !allowed || self.snd_una >= self.snd_max {
             return; // an episode is open: the RTO keeps running
         }
-        let new_data = self.snd_nxt == self.snd_max
-            && self.snd_max < self.app_end
-            && self.snd_max + self.seg_len(self.snd_max) - self.snd_una <= self.rwnd;
+        let new_data = self.snd_nxt == self.snd_max && self.new_data_allowed();
         let seq = if new_data { self.snd_max } else { (self.snd_max - 1) / self.mss * self.mss };
         self.send_segment(now, seq, out);
         self.snd_nxt = self.snd_nxt.max(self.snd_max);
