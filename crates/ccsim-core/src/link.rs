@@ -14,7 +14,7 @@ use ccsim_cc::{Rng, Time};
 
 use crate::histogram::Histogram;
 use crate::loss_schedule::LossSchedule;
-use crate::packet::Packet;
+use crate::packet::{Packet, SackBlocks};
 use crate::queue::{Discipline, QueueDiscipline, QueueState};
 
 /// Serialisation time at a fixed rate: ceil(bytes * 8e9 / rate) ns, the formula the link has
@@ -134,9 +134,11 @@ pub struct Link {
 }
 
 impl Link {
-    /// Bytes a link holds for one packet: its in-transit entry and its waiting entry (the memory
-    /// meter's and the cost estimate's figure).
-    pub const HELD_PACKET_BYTES: usize = std::mem::size_of::<InTransit>() + std::mem::size_of::<(Time, u32)>();
+    /// Bytes a link holds for one packet: its in-transit entry, its waiting entry, and the slot of
+    /// its SACK blocks if it is an ACK that carries some (the memory meter's and the cost
+    /// estimate's figure).
+    pub const HELD_PACKET_BYTES: usize =
+        std::mem::size_of::<InTransit>() + std::mem::size_of::<(Time, u32)>() + std::mem::size_of::<SackBlocks>();
 
     pub fn new(name: String, rate_bps: u64, delay: Duration, loss: LossSchedule, mut discipline: Discipline, rng: Rng) -> Link {
         discipline.attach(rate_bps);

@@ -43,7 +43,7 @@ fn cwnd_after_acks(initial_ssthresh: InitialSsthresh, n: u64) -> (u64, Vec<u64>)
     let ssthresh = s.window().ssthresh_bytes;
     let cwnds = (1..=n)
         .map(|k| {
-            s.on_ack(Time::from_millis(40 + k), &ack(k * MSS, 0), &mut Vec::new());
+            s.on_ack(Time::from_millis(40 + k), &ack(k * MSS, 0), &[], &mut Vec::new());
             s.window().cwnd_bytes
         })
         .collect();
@@ -85,6 +85,6 @@ fn slow_start_off_still_slow_starts_after_a_timeout() {
     s.on_rto(Time::from_millis(1000), &mut Vec::new());
     // ssthresh = max(FlightSize / 2, 2 MSS) = 2 MSS; cwnd = 1 MSS, below it: slow start.
     assert_eq!((s.window().cwnd_bytes, s.window().ssthresh_bytes), (MSS, 2 * MSS));
-    s.on_ack(Time::from_millis(1040), &ack(MSS, 1000), &mut Vec::new());
+    s.on_ack(Time::from_millis(1040), &ack(MSS, 1000), &[], &mut Vec::new());
     assert_eq!(s.window().cwnd_bytes, 2 * MSS, "one segment per ACK below ssthresh");
 }

@@ -31,7 +31,7 @@ pub const SUMMARY_COLUMNS: f64 = 35.0;
 pub const FLOW_BYTES: f64 = (size_of::<Flow>() + size_of::<Sender>()) as f64 + FLOW_HEAP_BYTES;
 /// The allocations of one flow, as measured (see `FLOW_BYTES`).
 const FLOW_HEAP_BYTES: f64 = 5_120.0;
-/// A packet a link holds: its in-transit entry and its waiting entry.
+/// A packet a link holds: its in-transit entry, its waiting entry, the slot of its SACK blocks.
 pub const HELD_PACKET_BYTES: f64 = Link::HELD_PACKET_BYTES as f64;
 
 /// How much memory the run may take as it grows, as the front end sets it.

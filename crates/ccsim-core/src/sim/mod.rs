@@ -43,7 +43,7 @@ use ccsim_cc::Time;
 use crate::error::SimError;
 use crate::event::{Event, EventQueue};
 use crate::link::Link;
-use crate::packet::Packet;
+use crate::packet::{Packet, SackStore};
 use crate::scenario::Scenario;
 use crate::sim::flow::Flow;
 use crate::sim::recorder::Recorder;
@@ -60,6 +60,8 @@ pub struct Simulation {
     bottleneck: u32,
     /// Packets a sender has just produced, reused across calls.
     out: Vec<Packet>,
+    /// The SACK blocks of the ACKs in flight.
+    sacks: SackStore,
     recorder: Recorder,
     /// `now` is inside the summary window (`Recorder::in_window`), kept by the window's edge events
     /// instead of two comparisons per packet handler: those events are scheduled before any other,
@@ -99,6 +101,7 @@ impl Simulation {
             flows,
             bottleneck: network.bottleneck,
             out: Vec::with_capacity(64),
+            sacks: SackStore::default(),
             recorder,
             in_window: false,
             failed: None,

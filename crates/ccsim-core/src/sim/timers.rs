@@ -86,7 +86,7 @@ impl Simulation {
             flow.timers.delack_scheduled = None;
         }
         let App::Tcp { receiver, .. } = &mut flow.app else { return };
-        if let Some(ack) = receiver.on_delack_timer(now) {
+        if let Some(ack) = receiver.on_delack_timer(now, &mut self.sacks) {
             self.enqueue_on_route(ack);
         }
         self.sync_delack_timer(f as usize);

@@ -71,7 +71,10 @@ impl Simulation {
                         c.data_dropped_pkts += 1;
                         c.data_dropped_payload += pkt.len as u64;
                     }
-                    PacketKind::Ack => c.acks_dropped += 1,
+                    PacketKind::Ack => {
+                        c.acks_dropped += 1;
+                        self.sacks.release(&pkt);
+                    }
                 }
                 self.flows[f].release_if_finished();
             }
@@ -87,7 +90,7 @@ impl Simulation {
         flow.counters.data_delivered_payload += pkt.len as u64;
         let ack = match &mut flow.app {
             App::Tcp { receiver, .. } => {
-                let ack = receiver.on_data(now, &pkt, flow.timers.delack_timeout);
+                let ack = receiver.on_data(now, &pkt, flow.timers.delack_timeout, &mut self.sacks);
                 let sched = &mut flow.schedule;
                 if sched.completed_at.is_none() && sched.bytes.is_some_and(|b| receiver.rcv_nxt() >= b) {
                     sched.completed_at = Some(now);
@@ -113,8 +116,9 @@ impl Simulation {
         let in_window = self.in_window;
         let flow = &mut self.flows[f];
         flow.counters.acks_delivered += 1;
+        let sack = self.sacks.take(&pkt);
         let App::Tcp { sender, .. } = &mut flow.app else { return };
-        let rtt = sender.on_ack(now, &pkt, &mut self.out);
+        let rtt = sender.on_ack(now, &pkt, &sack[..pkt.n_sack as usize], &mut self.out);
         if let (Some(r), true) = (rtt, in_window) {
             flow.window.rtt_hist.record(r.as_nanos() as u64);
         }

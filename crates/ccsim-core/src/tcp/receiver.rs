@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ccsim_cc::Time;
 
-use crate::packet::{ack_wire_bytes, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::packet::{Packet, SackStore, MAX_SACK_BLOCKS};
 use crate::scenario::{DelayedAckRule, TcpConfig};
 use crate::tcp::quickack::QuickAck;
 
@@ -81,9 +81,9 @@ impl Receiver {
         self
     }
 
-    /// Handles an arriving data segment. Returns an ACK to send now, if any; when an ACK is held
-    /// back, `delack_deadline` is set and the caller arms the timer.
-    pub fn on_data(&mut self, now: Time, pkt: &Packet, delack_timeout: std::time::Duration) -> Option<Packet> {
+    /// Handles an arriving data segment. Returns an ACK to send now, if any (its SACK blocks put in
+    /// `sacks`); when an ACK is held back, `delack_deadline` is set and the caller arms the timer.
+    pub fn on_data(&mut self, now: Time, pkt: &Packet, delack_timeout: std::time::Duration, sacks: &mut SackStore) -> Option<Packet> {
         let (start, end) = (pkt.seq, pkt.seq + pkt.len as u64);
         self.echo = (pkt.tx_time, pkt.retx);
         if end <= self.rcv_nxt {
@@ -92,12 +92,12 @@ impl Receiver {
             if let Some(q) = &mut self.quickack {
                 q.on_old_data();
             }
-            return Some(self.make_ack());
+            return Some(self.make_ack(sacks));
         }
         if start > self.rcv_nxt {
             // Out of order: buffer it and send an immediate duplicate ACK with SACK blocks.
             self.insert_ooo(start, end);
-            return Some(self.make_ack());
+            return Some(self.make_ack(sacks));
         }
         // In order (possibly overlapping old data).
         let had_hole = !self.ooo.is_empty();
@@ -118,7 +118,7 @@ impl Receiver {
             // __tcp_ack_snd_check: more than one full segment unacknowledged, quick-ack mode, or a
             // filled hole; otherwise hold the ACK for the ATO.
             if had_hole || !self.delayed_ack || self.unacked_bytes > self.mss || q.in_quickack_mode() {
-                return Some(self.make_ack());
+                return Some(self.make_ack(sacks));
             }
             if self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + q.timeout());
@@ -126,13 +126,13 @@ impl Receiver {
             return None;
         }
         if had_hole || !self.delayed_ack {
-            return Some(self.make_ack());
+            return Some(self.make_ack(sacks));
         }
         if pkt.len as u64 >= self.mss {
             self.unacked_segments += 1;
         }
         if self.unacked_segments >= 2 {
-            return Some(self.make_ack());
+            return Some(self.make_ack(sacks));
         }
         if self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + delack_timeout);
@@ -141,13 +141,13 @@ impl Receiver {
     }
 
     /// The delayed-ACK timer fired: send the held-back ACK, if one is still held.
-    pub fn on_delack_timer(&mut self, now: Time) -> Option<Packet> {
+    pub fn on_delack_timer(&mut self, now: Time, sacks: &mut SackStore) -> Option<Packet> {
         match self.delack_deadline {
             Some(d) if d <= now => {
                 if let Some(q) = &mut self.quickack {
                     q.on_timer_fired();
                 }
-                Some(self.make_ack())
+                Some(self.make_ack(sacks))
             }
             _ => None,
         }
@@ -162,7 +162,7 @@ impl Receiver {
         self.recent_blocks.truncate(MAX_SACK_BLOCKS);
     }
 
-    fn make_ack(&mut self) -> Packet {
+    fn make_ack(&mut self, sacks: &mut SackStore) -> Packet {
         self.unacked_segments = 0;
         self.unacked_bytes = 0;
         self.delack_deadline = None;
@@ -170,23 +170,7 @@ impl Receiver {
             q.on_ack_sent();
         }
         self.acks_sent += 1;
-        let mut sack = [(0, 0); MAX_SACK_BLOCKS];
-        let n = self.recent_blocks.len().min(MAX_SACK_BLOCKS);
-        if n > 0 {
-            sack[..n].copy_from_slice(&self.recent_blocks[..n]);
-        }
-        Packet {
-            flow: self.flow,
-            kind: PacketKind::Ack,
-            hop: 0,
-            n_sack: n as u8,
-            retx: self.echo.1,
-            wire_bytes: ack_wire_bytes(n),
-            len: 0,
-            seq: self.rcv_nxt,
-            tx_time: self.echo.0,
-            sack,
-        }
+        Packet::ack(self.flow, self.rcv_nxt, self.echo, &self.recent_blocks, sacks)
     }
 
     /// Next in-order byte expected: the unique bytes delivered to the application.
@@ -216,31 +200,38 @@ mod tests {
         Packet::data(0, seq, MSS as u32, 52, Time::ZERO, false)
     }
 
+    /// The SACK blocks an ACK carries, taken from the store.
+    fn blocks(sacks: &mut SackStore, ack: &Packet) -> Vec<(u64, u64)> {
+        sacks.take(ack)[..ack.n_sack as usize].to_vec()
+    }
+
     #[test]
     fn delayed_ack_every_second_segment_and_on_timer() {
+        let mut sacks = SackStore::default();
         let mut r = Receiver::new(0, true, MSS);
-        assert!(r.on_data(Time(1), &seg(0), DELACK).is_none());
+        assert!(r.on_data(Time(1), &seg(0), DELACK, &mut sacks).is_none());
         assert_eq!(r.delack_deadline, Some(Time(1) + DELACK));
-        let ack = r.on_data(Time(2), &seg(1000), DELACK).expect("second segment is ACKed");
+        let ack = r.on_data(Time(2), &seg(1000), DELACK, &mut sacks).expect("second segment is ACKed");
         assert_eq!(ack.seq, 2000);
-        assert!(r.on_data(Time(3), &seg(2000), DELACK).is_none());
-        assert!(r.on_delack_timer(Time(50)).is_none(), "not yet due");
-        let ack = r.on_delack_timer(Time(3) + DELACK).expect("timer ACK");
+        assert!(r.on_data(Time(3), &seg(2000), DELACK, &mut sacks).is_none());
+        assert!(r.on_delack_timer(Time(50), &mut sacks).is_none(), "not yet due");
+        let ack = r.on_delack_timer(Time(3) + DELACK, &mut sacks).expect("timer ACK");
         assert_eq!(ack.seq, 3000);
     }
 
     #[test]
     fn out_of_order_gets_immediate_dupack_with_sack_and_hole_fill_acks_at_once() {
+        let mut sacks = SackStore::default();
         let mut r = Receiver::new(0, true, MSS);
-        r.on_data(Time(1), &seg(0), DELACK);
-        let d1 = r.on_data(Time(2), &seg(2000), DELACK).unwrap();
+        r.on_data(Time(1), &seg(0), DELACK, &mut sacks);
+        let d1 = r.on_data(Time(2), &seg(2000), DELACK, &mut sacks).unwrap();
         assert_eq!(d1.seq, 1000);
-        assert_eq!(d1.sack_blocks(), &[(2000, 3000)]);
-        let d2 = r.on_data(Time(3), &seg(4000), DELACK).unwrap();
-        assert_eq!(d2.sack_blocks(), &[(4000, 5000), (2000, 3000)], "newest block first");
-        let d3 = r.on_data(Time(4), &seg(3000), DELACK).unwrap();
-        assert_eq!(d3.sack_blocks(), &[(2000, 5000)], "merged range reported first");
-        let full = r.on_data(Time(5), &seg(1000), DELACK).expect("filling the hole is ACKed at once");
+        assert_eq!(blocks(&mut sacks, &d1), &[(2000, 3000)]);
+        let d2 = r.on_data(Time(3), &seg(4000), DELACK, &mut sacks).unwrap();
+        assert_eq!(blocks(&mut sacks, &d2), &[(4000, 5000), (2000, 3000)], "newest block first");
+        let d3 = r.on_data(Time(4), &seg(3000), DELACK, &mut sacks).unwrap();
+        assert_eq!(blocks(&mut sacks, &d3), &[(2000, 5000)], "merged range reported first");
+        let full = r.on_data(Time(5), &seg(1000), DELACK, &mut sacks).expect("filling the hole is ACKed at once");
         assert_eq!(full.seq, 5000);
         assert_eq!(full.n_sack, 0);
         assert_eq!(r.rcv_nxt, 5000);
@@ -248,11 +239,12 @@ mod tests {
 
     #[test]
     fn ack_echoes_send_time_of_the_segment_that_caused_it() {
+        let mut sacks = SackStore::default();
         let mut r = Receiver::new(0, false, MSS);
         let mut s = seg(0);
         s.tx_time = Time(777);
         s.retx = true;
-        let ack = r.on_data(Time(1000), &s, DELACK).unwrap();
+        let ack = r.on_data(Time(1000), &s, DELACK, &mut sacks).unwrap();
         assert_eq!(ack.tx_time, Time(777));
         assert!(ack.retx);
     }
@@ -264,10 +256,11 @@ mod tests {
 
     #[test]
     fn linux_receiver_acks_the_first_16_segments_at_once_then_every_second() {
+        let mut sacks = SackStore::default();
         let mut r = linux_receiver();
         let mut acks = Vec::new();
         for k in 0..40u64 {
-            acks.push(r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK).is_some());
+            acks.push(r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK, &mut sacks).is_some());
         }
         assert!(acks[..16].iter().all(|&a| a), "quick-ack mode at the start: {acks:?}");
         assert_eq!(acks[16..], [false, true].repeat(12)[..], "then an ACK per two full segments");
@@ -275,29 +268,31 @@ mod tests {
 
     #[test]
     fn linux_receiver_holds_an_odd_segment_for_ato_and_inflates_it_when_the_timer_fires() {
+        let mut sacks = SackStore::default();
         let mut r = linux_receiver();
         for k in 0..16u64 {
-            r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK).unwrap();
+            r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK, &mut sacks).unwrap();
         }
-        assert!(r.on_data(Time::from_millis(16), &seg(16 * MSS), DELACK).is_none());
+        assert!(r.on_data(Time::from_millis(16), &seg(16 * MSS), DELACK, &mut sacks).is_none());
         assert_eq!(r.delack_deadline(), Some(Time::from_millis(56)), "ATO_MIN 40 ms, not the 100 ms timeout");
-        assert_eq!(r.on_delack_timer(Time::from_millis(56)).unwrap().seq, 17 * MSS);
-        assert!(r.on_data(Time::from_millis(300), &seg(17 * MSS), DELACK).is_none());
+        assert_eq!(r.on_delack_timer(Time::from_millis(56), &mut sacks).unwrap().seq, 17 * MSS);
+        assert!(r.on_data(Time::from_millis(300), &seg(17 * MSS), DELACK, &mut sacks).is_none());
         assert_eq!(r.delack_deadline(), Some(Time::from_millis(380)), "ATO doubled to 80 ms by the timer");
     }
 
     #[test]
     fn linux_receiver_acks_out_of_order_at_once_and_requickacks_on_old_data() {
+        let mut sacks = SackStore::default();
         let mut r = linux_receiver();
         for k in 0..16u64 {
-            r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK).unwrap();
+            r.on_data(Time::from_millis(k), &seg(k * MSS), DELACK, &mut sacks).unwrap();
         }
-        let dup = r.on_data(Time::from_millis(20), &seg(17 * MSS), DELACK).expect("out of order: at once");
+        let dup = r.on_data(Time::from_millis(20), &seg(17 * MSS), DELACK, &mut sacks).expect("out of order: at once");
         assert_eq!(dup.seq, 16 * MSS);
-        r.on_data(Time::from_millis(21), &seg(16 * MSS), DELACK).expect("fills the hole: at once");
-        assert!(r.on_data(Time::from_millis(22), &seg(18 * MSS), DELACK).is_none(), "delayed again");
-        r.on_data(Time::from_millis(23), &seg(3 * MSS), DELACK).expect("old data: at once");
-        assert!(r.on_data(Time::from_millis(24), &seg(19 * MSS), DELACK).is_some(), "quick-ack mode again");
-        assert!(r.on_data(Time::from_millis(25), &seg(20 * MSS), DELACK).is_some());
+        r.on_data(Time::from_millis(21), &seg(16 * MSS), DELACK, &mut sacks).expect("fills the hole: at once");
+        assert!(r.on_data(Time::from_millis(22), &seg(18 * MSS), DELACK, &mut sacks).is_none(), "delayed again");
+        r.on_data(Time::from_millis(23), &seg(3 * MSS), DELACK, &mut sacks).expect("old data: at once");
+        assert!(r.on_data(Time::from_millis(24), &seg(19 * MSS), DELACK, &mut sacks).is_some(), "quick-ack mode again");
+        assert!(r.on_data(Time::from_millis(25), &seg(20 * MSS), DELACK, &mut sacks).is_some());
     }
 }

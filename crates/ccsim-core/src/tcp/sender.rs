@@ -654,7 +654,7 @@ impl Sender {
     }
 
     /// Handles an arriving ACK; packets to send are pushed to `out`. Returns the ACK's RTT sample.
-    pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Duration> {
+    pub fn on_ack(&mut self, now: Time, ack: &Packet, sack: &[(u64, u64)], out: &mut Vec<Packet>) -> Option<Duration> {
         let ackno = ack.seq;
         if ackno < self.snd_una || ackno > self.snd_max {
             return None; // old or impossible ACK
@@ -672,7 +672,7 @@ impl Sender {
         let mut newly_sacked = 0;
         let mut rack_sacked = Vec::new();
         if self.sack {
-            for &(a, b) in ack.sack_blocks() {
+            for &(a, b) in sack {
                 let b = b.min(self.snd_max);
                 if self.rack.is_some() {
                     self.scoreboard.uncovered(a.max(ackno), b, &mut rack_sacked);
@@ -1143,12 +1143,12 @@ mod tests {
         assert_eq!(taken(&events), vec![CwndEvent::TxStart]);
         // Three dupacks: fast retransmit; the full ACK ends fast recovery.
         for t in 40..43 {
-            s.on_ack(at(t), &ack(0, 0, false), &mut out);
+            s.on_ack(at(t), &ack(0, 0, false), &[], &mut out);
         }
         assert!(s.in_fast_recovery);
         assert_eq!(taken(&events), vec![]);
         let recover = s.recover;
-        s.on_ack(at(80), &ack(recover, 40, false), &mut out);
+        s.on_ack(at(80), &ack(recover, 40, false), &[], &mut out);
         assert!(!s.in_fast_recovery);
         assert_eq!(taken(&events), vec![CwndEvent::CompleteCwr]);
         // RTO: Loss, and no CompleteCwr when its recovery ends.
@@ -1156,7 +1156,7 @@ mod tests {
         assert_eq!(taken(&events), vec![CwndEvent::Loss]);
         s.stop();
         let end = s.snd_max;
-        s.on_ack(at(2100), &ack(end, 2000, false), &mut out);
+        s.on_ack(at(2100), &ack(end, 2000, false), &[], &mut out);
         assert!(s.done());
         assert_eq!(taken(&events), vec![]);
         // Resume after an idle period longer than the RTO: restart, then TX start.
@@ -1176,7 +1176,7 @@ mod tests {
     fn slow_start_grows_by_acked_bytes_and_refills_the_window() {
         let (mut s, _) = sender(false);
         let mut out = Vec::new();
-        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &[], &mut out);
         // ABC L=2: cwnd 10000 + 2000 = 12000; flight 8000 -> 4 new segments.
         assert_eq!(s.w.cwnd_bytes, 12 * MSS);
         assert_eq!(out.len(), 4);
@@ -1188,11 +1188,11 @@ mod tests {
     fn into_recovery() -> Sender {
         let (mut s, _) = sender(false);
         let mut out = Vec::new();
-        s.on_ack(at(40), &ack(0, 0, false), &mut out);
-        s.on_ack(at(41), &ack(0, 0, false), &mut out);
+        s.on_ack(at(40), &ack(0, 0, false), &[], &mut out);
+        s.on_ack(at(41), &ack(0, 0, false), &[], &mut out);
         assert_eq!(seqs(&out), vec![(10 * MSS, false), (11 * MSS, false)], "RFC 3042 limited transmit");
         out.clear();
-        s.on_ack(at(42), &ack(0, 0, false), &mut out);
+        s.on_ack(at(42), &ack(0, 0, false), &[], &mut out);
         assert!(s.in_fast_recovery);
         assert_eq!(s.stats.fast_retransmits, 1);
         assert_eq!(out[0].seq, 0, "fast retransmit of the first unacked segment");
@@ -1215,7 +1215,7 @@ mod tests {
         let mut s = into_recovery();
         let mut out = Vec::new();
         for i in 0..5 {
-            s.on_ack(at(43 + i), &ack(0, 0, false), &mut out);
+            s.on_ack(at(43 + i), &ack(0, 0, false), &[], &mut out);
         }
         // Window 8000 + 5000 = 13000 against FlightSize 12000 -> one new segment.
         assert_eq!(s.effective_cwnd(), 13 * MSS);
@@ -1227,7 +1227,7 @@ mod tests {
         let mut s = into_recovery();
         let mut out = Vec::new();
         let before = s.effective_cwnd(); // 8000
-        s.on_ack(at(80), &ack(4 * MSS, 30, true), &mut out);
+        s.on_ack(at(80), &ack(4 * MSS, 30, true), &[], &mut out);
         // Partial ACK of 4000: retransmit segment 4; window 8000 - 4000 + 1000 = 5000.
         assert_eq!(out[0].seq, 4 * MSS);
         assert!(out[0].retx);
@@ -1249,10 +1249,10 @@ mod tests {
             let mut s = into_recovery();
             s.restart_rto_on_every_partial_ack = variant == PartialAckRto::Every;
             let mut out = Vec::new();
-            s.on_ack(at(80), &ack(2 * MSS, 30, true), &mut out);
+            s.on_ack(at(80), &ack(2 * MSS, 30, true), &[], &mut out);
             let first = Some(at(80) + s.rto());
             assert_eq!(s.rto_deadline(), first, "{variant:?}: the first partial ACK restarts it");
-            s.on_ack(at(120), &ack(4 * MSS, 30, true), &mut out);
+            s.on_ack(at(120), &ack(4 * MSS, 30, true), &[], &mut out);
             assert!(s.in_fast_recovery);
             let want = if second_restarts { Some(at(120) + s.rto()) } else { first };
             assert_eq!(s.rto_deadline(), want, "{variant:?}: the second partial ACK");
@@ -1263,7 +1263,7 @@ mod tests {
     fn full_ack_exits_recovery_with_cwnd_min_of_ssthresh_and_flight_plus_mss() {
         let mut s = into_recovery();
         let mut out = Vec::new();
-        s.on_ack(at(80), &ack(12 * MSS, 42, true), &mut out);
+        s.on_ack(at(80), &ack(12 * MSS, 42, true), &[], &mut out);
         assert!(!s.in_fast_recovery);
         // FlightSize after the ACK is 0 -> cwnd = min(5000, max(0, 1000) + 1000) = 2000.
         assert_eq!(s.w.cwnd_bytes, 2 * MSS);
@@ -1291,7 +1291,7 @@ mod tests {
         let mut s = into_recovery();
         let mut out = Vec::new();
         for i in 0..40 {
-            s.on_ack(at(43 + i), &ack(0, 0, false), &mut out);
+            s.on_ack(at(43 + i), &ack(0, 0, false), &[], &mut out);
         }
         assert_eq!(s.w.cwnd_bytes, 5 * MSS);
         assert_eq!(s.flight_size(), 48 * MSS, "window 8000 + 40 inflated MSS");
@@ -1316,12 +1316,12 @@ mod tests {
         let mut out = Vec::new();
         // Full ACK: recovery ends with cwnd = min(ssthresh, FlightSize + MSS) = 5000, but the data the
         // inflated window let out is still outstanding.
-        s.on_ack(at(80), &ack(12 * MSS, 42, true), &mut out);
+        s.on_ack(at(80), &ack(12 * MSS, 42, true), &[], &mut out);
         assert!(!s.in_fast_recovery);
         assert_eq!(s.w.cwnd_bytes, 5 * MSS);
         assert_eq!(s.flight_size(), 36 * MSS);
         for i in 0..3 {
-            s.on_ack(at(90 + i), &ack(12 * MSS, 50, false), &mut out);
+            s.on_ack(at(90 + i), &ack(12 * MSS, 50, false), &[], &mut out);
         }
         assert_eq!(s.stats.fast_retransmits, 2);
         assert_eq!(s.w.ssthresh_bytes, 5 * MSS / 2, "cwnd/2, not FlightSize 36000/2");
@@ -1334,10 +1334,10 @@ mod tests {
         s.on_rto(at(1000), &mut out);
         let backed_off = s.rtt.rto();
         assert_eq!(backed_off, Duration::from_secs(2), "initial 1 s RTO doubled");
-        s.on_ack(at(1040), &ack(MSS, 1000, true), &mut out);
+        s.on_ack(at(1040), &ack(MSS, 1000, true), &[], &mut out);
         assert_eq!(s.rtt.srtt(), None, "the echoed segment was a retransmission: no sample");
         assert_eq!(s.rtt.rto(), backed_off, "backoff kept until a valid sample (RFC 6298 5.7)");
-        s.on_ack(at(1100), &ack(3 * MSS, 1060, false), &mut out);
+        s.on_ack(at(1100), &ack(3 * MSS, 1060, false), &[], &mut out);
         assert_eq!(s.rtt.srtt(), Some(Duration::from_millis(40)));
         assert_eq!(s.rtt.rto(), Duration::from_millis(200), "40 + 4*20 = 120 -> min RTO 200 ms");
     }
@@ -1368,21 +1368,21 @@ mod tests {
         s.on_rto(at(1000), &mut out);
         let ssthresh = s.w.ssthresh_bytes;
         // The receiver held segments 1..3: the ACK of the retransmitted segment 0 jumps to 4000.
-        s.on_ack(at(1040), &ack(4 * MSS, 1000, true), &mut out);
+        s.on_ack(at(1040), &ack(4 * MSS, 1000, true), &[], &mut out);
         assert!(s.snd_una < s.recover);
         out.clear();
         // Go-back-N retransmissions of data the receiver already has come back as duplicate ACKs.
         for i in 0..5 {
-            s.on_ack(at(1050 + i), &ack(4 * MSS, 1041, true), &mut out);
+            s.on_ack(at(1050 + i), &ack(4 * MSS, 1041, true), &[], &mut out);
         }
         assert_eq!(s.stats.fast_retransmits, 0, "no fast retransmit below recover");
         assert!(!s.in_fast_recovery);
         assert_eq!(s.w.ssthresh_bytes, ssthresh, "no second reduction");
         // Once recover is covered, three dupacks do start a fast retransmit again.
-        s.on_ack(at(1100), &ack(10 * MSS, 1060, false), &mut out);
+        s.on_ack(at(1100), &ack(10 * MSS, 1060, false), &[], &mut out);
         let una = s.snd_una;
         for i in 0..3 {
-            s.on_ack(at(1110 + i), &ack(una, 1090, false), &mut out);
+            s.on_ack(at(1110 + i), &ack(una, 1090, false), &[], &mut out);
         }
         assert_eq!(s.stats.fast_retransmits, 1);
     }
@@ -1393,10 +1393,7 @@ mod tests {
         let mut out = Vec::new();
         // Segment 0 lost; SACKs for 1..=40 keep arriving, so new data flows during recovery.
         for k in 2..=41 {
-            let mut a = ack(0, 0, false);
-            a.n_sack = 1;
-            a.sack[0] = (MSS, k * MSS);
-            s.on_ack(at(40 + k), &a, &mut out);
+            s.on_ack(at(40 + k), &ack(0, 0, false), &[(MSS, k * MSS)], &mut out);
         }
         assert!(s.in_fast_recovery);
         let span = s.flight_size();
@@ -1420,10 +1417,7 @@ mod tests {
             let mut out = Vec::new();
             s.start(Time::ZERO, &mut out);
             for (t, blocks) in [(40, vec![(MSS, 2 * MSS)]), (41, vec![(3 * MSS, 4 * MSS), (MSS, 2 * MSS)]), (42, vec![(3 * MSS, 5 * MSS), (MSS, 2 * MSS)])] {
-                let mut a = ack(0, 0, false);
-                a.n_sack = blocks.len() as u8;
-                a.sack[..blocks.len()].copy_from_slice(&blocks);
-                s.on_ack(at(t), &a, &mut out);
+                s.on_ack(at(t), &ack(0, 0, false), &blocks, &mut out);
             }
             assert!(s.in_fast_recovery);
             assert_eq!(s.snd_max, 12 * MSS);
@@ -1439,10 +1433,7 @@ mod tests {
         let mut out = Vec::new();
         // Segments 0 and 2 lost; 1 and 3..9 arrive: each dupack carries the SACK blocks.
         let dup = |s: &mut Sender, blocks: &[(u64, u64)], t: u64, out: &mut Vec<Packet>| {
-            let mut a = ack(0, 0, false);
-            a.n_sack = blocks.len() as u8;
-            a.sack[..blocks.len()].copy_from_slice(blocks);
-            s.on_ack(at(t), &a, out);
+            s.on_ack(at(t), &ack(0, 0, false), blocks, out);
         };
         dup(&mut s, &[(MSS, 2 * MSS)], 40, &mut out);
         dup(&mut s, &[(3 * MSS, 4 * MSS), (MSS, 2 * MSS)], 41, &mut out);
@@ -1478,13 +1469,6 @@ mod tests {
         (s, out)
     }
 
-    fn sack_ack(cum: u64, blocks: &[(u64, u64)], echo_ms: u64, retx: bool) -> Packet {
-        let mut a = ack(cum, echo_ms, retx);
-        a.n_sack = blocks.len() as u8;
-        a.sack[..blocks.len()].copy_from_slice(blocks);
-        a
-    }
-
     /// IW 20, SACK, limited transmit off; segment 0 lost and the others SACKed one per ACK from
     /// 40 ms. Returns the segments sent in reply to each ACK after the one that starts recovery.
     fn sends_per_ack_in_recovery(window: RecoveryWindow) -> Vec<usize> {
@@ -1494,7 +1478,7 @@ mod tests {
         let mut per_ack = Vec::new();
         for k in 1..20 {
             out.clear();
-            s.on_ack(at(40 + k), &sack_ack(0, &[(MSS, (k + 1) * MSS)], 0, false), &mut out);
+            s.on_ack(at(40 + k), &ack(0, 0, false), &[(MSS, (k + 1) * MSS)], &mut out);
             if k == 3 {
                 assert!(s.in_fast_recovery, "third SACKed segment: IsLost(0)");
                 assert_eq!(s.w.ssthresh_bytes, 10 * MSS);
@@ -1531,8 +1515,8 @@ mod tests {
         for rack in [true, false] {
             let (mut s, _) = sender_with(rack_cfg(rack), Some(10 * MSS));
             let mut out = Vec::new();
-            s.on_ack(at(40), &ack(MSS, 0, false), &mut out);
-            s.on_ack(at(41), &sack_ack(MSS, &[(2 * MSS, 3 * MSS)], 0, false), &mut out);
+            s.on_ack(at(40), &ack(MSS, 0, false), &[], &mut out);
+            s.on_ack(at(41), &ack(MSS, 0, false), &[(2 * MSS, 3 * MSS)], &mut out);
             assert!(!s.in_fast_recovery);
             if rack {
                 // RACK.rtt 41 ms + reo_wnd min(40/4, 40) = 10 ms after segment 1's send: 51 ms, + 2 ms.
@@ -1555,10 +1539,10 @@ mod tests {
     fn rack_retransmits_a_lost_retransmission_without_waiting_for_the_rto() {
         let (mut s, _) = sender_with(rack_cfg(true), None);
         let mut out = Vec::new();
-        s.on_ack(at(40), &ack(MSS, 0, false), &mut out); // segment 0: SRTT 40; cwnd 11, 2 new segments
+        s.on_ack(at(40), &ack(MSS, 0, false), &[], &mut out); // segment 0: SRTT 40; cwnd 11, 2 new segments
         // Segment 1 lost: SACKs of 2, 3, 4 (sent at 0) -> reo_wnd 0 at the third: recovery.
         for k in 2..5 {
-            s.on_ack(at(39 + k), &sack_ack(MSS, &[(2 * MSS, (k + 1) * MSS)], 0, false), &mut out);
+            s.on_ack(at(39 + k), &ack(MSS, 0, false), &[(2 * MSS, (k + 1) * MSS)], &mut out);
         }
         assert!(s.in_fast_recovery);
         assert_eq!(s.stats.retransmits, 1);
@@ -1567,13 +1551,13 @@ mod tests {
         // retransmission overdue and sends it again, long before the RTO (240 ms).
         out.clear();
         for k in 5..12 {
-            s.on_ack(at(39 + k), &sack_ack(MSS, &[(2 * MSS, (k + 1) * MSS)], 0, false), &mut out);
+            s.on_ack(at(39 + k), &ack(MSS, 0, false), &[(2 * MSS, (k + 1) * MSS)], &mut out);
         }
         assert_eq!(s.stats.retransmits, 1);
         let later = out.iter().find(|p| !p.retx && p.seq >= 12 * MSS).expect("new data after the retransmission");
         let (seq, sent_ms) = (later.seq, later.tx_time.0 / 1_000_000);
         assert!(sent_ms > 43);
-        s.on_ack(at(sent_ms + 40), &sack_ack(MSS, &[(2 * MSS, seq + MSS)], sent_ms, false), &mut out);
+        s.on_ack(at(sent_ms + 40), &ack(MSS, sent_ms, false), &[(2 * MSS, seq + MSS)], &mut out);
         assert_eq!(s.stats.retransmits, 2, "lost retransmission detected by RACK");
         assert_eq!(s.stats.timeouts, 0);
         assert!(out.iter().any(|p| p.seq == MSS && p.retx && p.tx_time == at(sent_ms + 40)));
@@ -1586,7 +1570,7 @@ mod tests {
         for rack in [true, false] {
             let (mut s, _) = sender_with(rack_cfg(rack), Some(10 * MSS));
             let mut out = Vec::new();
-            s.on_ack(at(40), &ack(8 * MSS, 0, false), &mut out);
+            s.on_ack(at(40), &ack(8 * MSS, 0, false), &[], &mut out);
             if !rack {
                 assert_eq!(s.timer_deadline(), Some(at(240)), "without TLP only the RTO is left");
                 continue;
@@ -1598,10 +1582,10 @@ mod tests {
             assert_eq!(s.rto_deadline(), Some(at(322)), "RTO restarted from the probe");
             // The probe's SACK shows segment 8 missing; RACK marks it (sent at 0, RACK.rtt 40 ms).
             out.clear();
-            s.on_ack(at(162), &sack_ack(8 * MSS, &[(9 * MSS, 10 * MSS)], 122, true), &mut out);
+            s.on_ack(at(162), &ack(8 * MSS, 122, true), &[(9 * MSS, 10 * MSS)], &mut out);
             assert!(s.in_fast_recovery);
             assert_eq!(seqs(&out), vec![(8 * MSS, true)]);
-            s.on_ack(at(202), &ack(10 * MSS, 162, true), &mut out);
+            s.on_ack(at(202), &ack(10 * MSS, 162, true), &[], &mut out);
             assert!(s.done());
             assert_eq!((s.stats.timeouts, s.stats.fast_retransmits), (0, 1));
         }
@@ -1613,10 +1597,10 @@ mod tests {
         let (mut s, _) = sender_with(c, None);
         assert_eq!(s.w.slow_start, ccsim_cc::SlowStartRule::Linux);
         let mut out = Vec::new();
-        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &[], &mut out);
         assert_eq!(s.rtt.rto(), Duration::from_millis(240), "SRTT 40 ms + max(2 * 40 ms, min RTO 200 ms)");
         let (mut s, _) = sender(true);
-        s.on_ack(at(40), &ack(2 * MSS, 0, false), &mut out);
+        s.on_ack(at(40), &ack(2 * MSS, 0, false), &[], &mut out);
         assert_eq!(s.rtt.rto(), Duration::from_millis(200), "RFC 6298: max(200 ms, 40 + 4 * 20 ms)");
     }
 }

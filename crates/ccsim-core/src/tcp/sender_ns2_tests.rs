@@ -41,10 +41,10 @@ fn max_burst_limits_segments_per_event() {
     assert_eq!(out.len(), 3, "maxburst_ 3: the window allows 10, one event sends 3");
     // An ACK of one segment: the window (ABC: cwnd 11000, 2000 in flight) allows 9 more; 3 leave.
     let mut out = Vec::new();
-    s.on_ack(at(40), &ack(MSS, 0), &mut out);
+    s.on_ack(at(40), &ack(MSS, 0), &[], &mut out);
     assert_eq!(out.len(), 3);
     let mut out = Vec::new();
-    s.on_ack(at(41), &ack(2 * MSS, 0), &mut out);
+    s.on_ack(at(41), &ack(2 * MSS, 0), &[], &mut out);
     assert_eq!(out.len(), 3, "the count starts again with each event");
 }
 
@@ -52,10 +52,10 @@ fn max_burst_limits_segments_per_event() {
 fn max_burst_does_not_hold_back_the_fast_retransmission() {
     let (mut s, _) = start(&TcpConfig { max_burst_pkts: 1, ..cfg() });
     let mut out = Vec::new();
-    s.on_ack(at(40), &ack(MSS, 0), &mut out); // 1 new segment (burst 1)
+    s.on_ack(at(40), &ack(MSS, 0), &[], &mut out); // 1 new segment (burst 1)
     for t in 41..44 {
         out.clear();
-        s.on_ack(at(t), &ack(MSS, 0), &mut out);
+        s.on_ack(at(t), &ack(MSS, 0), &[], &mut out);
     }
     assert!(s.in_fast_recovery);
     assert_eq!(out[0].seq, MSS, "the fast retransmission leaves");
@@ -69,7 +69,7 @@ fn fast_retransmit_with_odd_window(whole: bool) -> Sender {
     let (mut s, _) = start(&c);
     let mut out = Vec::new();
     for t in 40..43 {
-        s.on_ack(at(t), &ack(0, 0), &mut out);
+        s.on_ack(at(t), &ack(0, 0), &[], &mut out);
     }
     assert!(s.in_fast_recovery);
     s
@@ -115,15 +115,15 @@ fn ns2_timer_uses_whole_ticks_and_one_timed_segment() {
     let (mut b, _) = start(&ns2_cfg(10));
     assert_eq!(b.rto_deadline(), Some(at(3000)), "rtxcur_init_ 3 s before any sample");
     let mut out = Vec::new();
-    a.on_ack(at(45), &ack(MSS, 0), &mut out);
-    b.on_ack(at(45), &ack(MSS, 0), &mut out);
+    a.on_ack(at(45), &ack(MSS, 0), &[], &mut out);
+    b.on_ack(at(45), &ack(MSS, 0), &[], &mut out);
     assert_eq!(a.rto_deadline(), Some(at(45) + Duration::from_millis(135)));
     assert_eq!(b.rto_deadline(), Some(at(45 + 120)));
     assert_eq!(b.srtt(), Some(Duration::from_millis(40)));
     // The next ACK (segment 2, also sent at 0) is not timed by ns-2; the segment timed now is the
     // first one sent after the first ACK.
-    a.on_ack(at(60), &ack(2 * MSS, 0), &mut out);
-    b.on_ack(at(60), &ack(2 * MSS, 0), &mut out);
+    a.on_ack(at(60), &ack(2 * MSS, 0), &[], &mut out);
+    b.on_ack(at(60), &ack(2 * MSS, 0), &[], &mut out);
     assert_ne!(a.srtt(), Some(Duration::from_millis(45)), "RFC 6298 folds every ACK in");
     assert_eq!(b.srtt(), Some(Duration::from_millis(40)), "ns-2: one timed segment per RTT");
     assert_eq!(b.rto_deadline(), Some(at(60 + 120)));
@@ -135,8 +135,8 @@ fn the_timer_restarts_at_the_fast_retransmit_with_either_estimator() {
     let (mut b, _) = start(&TcpConfig { limited_transmit: false, ..ns2_cfg(200) });
     let mut out = Vec::new();
     for t in [40, 41, 500] {
-        a.on_ack(at(t), &ack(0, 0), &mut out);
-        b.on_ack(at(t), &ack(0, 0), &mut out);
+        a.on_ack(at(t), &ack(0, 0), &[], &mut out);
+        b.on_ack(at(t), &ack(0, 0), &[], &mut out);
     }
     assert!(a.in_fast_recovery && b.in_fast_recovery);
     // FreeBSD tcp_do_segment / Linux tcp_xmit_retransmit_queue: re-armed with the (unsampled) 1 s RTO.
@@ -148,7 +148,7 @@ fn the_timer_restarts_at_the_fast_retransmit_with_either_estimator() {
 fn ns2_timer_backs_off_from_minrto_and_restarts_after_a_sample() {
     let (mut s, _) = start(&ns2_cfg(200));
     let mut out = Vec::new();
-    s.on_ack(at(40), &ack(MSS, 0), &mut out); // 4 ticks: rtxcur 120 ms -> minrto_ 200 ms
+    s.on_ack(at(40), &ack(MSS, 0), &[], &mut out); // 4 ticks: rtxcur 120 ms -> minrto_ 200 ms
     let end = s.snd_max();
     s.on_rto(at(1000), &mut out);
     assert_eq!(s.rto_deadline(), Some(at(1400)), "minrto_ x 2");
@@ -156,7 +156,7 @@ fn ns2_timer_backs_off_from_minrto_and_restarts_after_a_sample() {
     assert_eq!(s.rto_deadline(), Some(at(2200)), "minrto_ x 4");
     assert_eq!(s.stats().timeouts, 2);
     // Retransmissions are not timed: their ACK ends neither the backoff nor gives a sample.
-    s.on_ack(at(2240), &ack(2 * MSS, 1400), &mut out);
+    s.on_ack(at(2240), &ack(2 * MSS, 1400), &[], &mut out);
     assert_eq!(s.rto_deadline(), Some(at(2240 + 800)), "still backed off");
     assert!(end > 2 * MSS);
 }
@@ -177,11 +177,8 @@ fn sack_recovery_trace(recovery: crate::scenario::SackRecovery) -> (Sender, Vec<
             }
         }
         blocks.reverse(); // the most recent block first
-        let mut a = ack(0, 0);
-        a.n_sack = blocks.len().min(3) as u8;
-        a.sack[..a.n_sack as usize].copy_from_slice(&blocks[..a.n_sack as usize]);
         let mut out = Vec::new();
-        s.on_ack(at(40 + k as u64), &a, &mut out);
+        s.on_ack(at(40 + k as u64), &ack(0, 0), &blocks[..blocks.len().min(3)], &mut out);
         trace.push(out.iter().map(|p| (p.seq / MSS, p.retx)).collect());
     }
     (s, trace)
