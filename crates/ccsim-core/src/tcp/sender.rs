@@ -414,8 +414,15 @@ impl Sender {
         ssthresh
     }
 
-    #[inline]
+    /// `send_segment_inline` called: a call everywhere but in the open state's loop.
+    #[inline(never)]
     fn send_segment(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
+        self.send_segment_inline(now, seq, out)
+    }
+
+    /// Sends the segment at `seq`; returns its length.
+    #[inline(always)]
+    fn send_segment_inline(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
         let len = self.seg_len(seq);
         debug_assert!(len > 0);
         let retx = seq < self.snd_max;
@@ -593,7 +600,7 @@ impl Sender {
                 return;
             }
             let seq = self.snd_nxt;
-            let sent = self.send_segment(now, seq, out);
+            let sent = self.send_segment_inline(now, seq, out);
             self.burst_sent += 1;
             self.snd_nxt = seq + sent;
         }
