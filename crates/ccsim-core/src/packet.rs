@@ -68,8 +68,8 @@ pub struct SackStore {
 
 impl SackStore {
     fn put(&mut self, sack: &[(u64, u64)]) -> u32 {
-        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
-        blocks[..sack.len()].copy_from_slice(sack);
+        // Block by block rather than a copy of a slice of unknown length (a `memcpy` call).
+        let blocks: SackBlocks = std::array::from_fn(|i| sack.get(i).copied().unwrap_or((0, 0)));
         match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = blocks;
