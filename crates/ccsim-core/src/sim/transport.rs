@@ -50,7 +50,7 @@ impl Simulation {
 
     /// Puts `pkt` on link `l` (the one of its hop); `in_window`: now is inside the summary window.
     #[inline]
-    fn enqueue_on_link(&mut self, l: u32, pkt: Packet, in_window: bool) {
+    pub(super) fn enqueue_on_link(&mut self, l: u32, pkt: Packet, in_window: bool) {
         if !self.links[l as usize].try_reserve_one() {
             let link = &self.links[l as usize].name;
             self.failed = Some(SimError::Resources(format!("the packets held by link {link} (its queue and its bandwidth-delay product)")));
