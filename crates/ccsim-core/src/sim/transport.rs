@@ -104,7 +104,9 @@ impl Simulation {
             App::Web(_) | App::Finished(_) => None, // a generator sends nothing itself; nothing reaches a finished transfer
         };
         if let Some(ack) = ack {
-            self.enqueue_on_route(ack);
+            // A new ACK is at hop 0: the first link of the reverse route.
+            let first = self.flows[f].route.reverse[0];
+            self.enqueue_on_link(first, ack, in_window);
         }
         self.sync_delack_timer(f);
         self.flows[f].release_if_finished();
