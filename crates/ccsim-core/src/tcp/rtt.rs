@@ -81,10 +81,11 @@ impl RttEstimator {
         Duration::from_nanos(self.rttvar_ns)
     }
 
-    /// Records a raw sample for the algorithms (lifetime min/max) without touching the RTO estimator.
+    /// Records a raw sample for the algorithms (lifetime min/max) without touching the RTO estimator;
+    /// `n` is `r` in nanoseconds (the caller has both).
     #[inline]
-    pub fn observe(&mut self, r: Duration) {
-        let n = ns(r);
+    pub fn observe(&mut self, r: Duration, n: u64) {
+        debug_assert_eq!(n, ns(r));
         if self.min.is_none() || n < self.min_ns {
             self.min_ns = n;
             self.min = Some(r);
@@ -99,6 +100,13 @@ impl RttEstimator {
     /// the sample came from a segment that was not retransmitted (Karn), clears the backoff (5.7).
     /// `snd_una` (after this ACK) and `snd_nxt` delimit Linux's rounds; RFC 6298 ignores them.
     pub fn update_rto(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
+        self.update_rto_ns(r, ns(r), snd_una, snd_nxt);
+    }
+
+    /// `update_rto` with the sample also in nanoseconds (`r_ns`), as the sender has it.
+    #[inline]
+    pub fn update_rto_ns(&mut self, r: Duration, r_ns: u64, snd_una: u64, snd_nxt: u64) {
+        debug_assert_eq!(r_ns, ns(r));
         if let Some(linux) = &mut self.linux {
             let rto = linux.sample(r, snd_una, snd_nxt, Duration::from_nanos(self.min_rto_ns));
             let srtt = linux.srtt();
@@ -109,7 +117,6 @@ impl RttEstimator {
             self.backoff = 0;
             return;
         }
-        let r_ns = ns(r);
         if self.srtt.is_none() {
             self.srtt_ns = r_ns;
             self.rttvar_ns = r_ns / 2;

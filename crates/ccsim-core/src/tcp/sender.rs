@@ -670,8 +670,10 @@ impl Sender {
         if let Some(ns2) = &mut self.ns2_sack1 {
             ns2.on_ack(ackno > self.snd_una && ackno < self.recover);
         }
-        // Karn: no sample when the echoed segment was a retransmission.
-        let karn_sample = if !ack.retx && ack.tx_time <= now { Some(now - ack.tx_time) } else { None };
+        // Karn: no sample when the echoed segment was a retransmission. Its nanoseconds are kept
+        // beside it: the estimator and the round's extremes need no conversion back.
+        let karn_ns = if !ack.retx && ack.tx_time <= now { Some(now.0 - ack.tx_time.0) } else { None };
+        let karn_sample = karn_ns.map(Duration::from_nanos);
         let newly_acked = ackno - self.snd_una;
         let delivered_before = self.delivered();
         let lost_bound_before = if self.prr_on { self.scoreboard.lost_bound(self.dupthresh, self.mss) } else { 0 };
@@ -696,10 +698,9 @@ impl Sender {
             self.dlyack_guess = self.dlyack_guess.saturating_sub(1);
         }
         let rtt_sample = karn_sample.filter(|_| !held_back);
-        if let Some(r) = rtt_sample {
-            self.rtt.observe(r);
+        if let (Some(r), Some(n)) = (rtt_sample, karn_ns) {
+            self.rtt.observe(r, n);
             self.latest_rtt = Some(r);
-            let n = r.as_nanos() as u64;
             self.round.max_rtt_ns = Some(self.round.max_rtt_ns.map_or(n, |m| m.max(n)));
             self.round.min_rtt_ns = Some(self.round.min_rtt_ns.map_or(n, |m| m.min(n)));
         }
@@ -728,8 +729,8 @@ impl Sender {
                     ns2.on_ack(ackno, now);
                 }
                 None => {
-                    if let Some(r) = karn_sample {
-                        self.rtt.update_rto(r, ackno, self.snd_max);
+                    if let (Some(r), Some(n)) = (karn_sample, karn_ns) {
+                        self.rtt.update_rto_ns(r, n, ackno, self.snd_max);
                     }
                 }
             }
