@@ -878,10 +878,16 @@ impl Sender {
 
     /// Arms the tail loss probe or, when the connection is not in the open state, disarms it (Linux
     /// `tcp_schedule_loss_probe`). `advancing`: an ACK of new data restarts the RTO from now.
+    #[inline(always)] // the test inline: without a probe (the common case) no call per ACK
     fn schedule_loss_probe(&mut self, now: Time, advancing: bool) {
-        if self.tlp.is_none() {
-            return;
+        if self.tlp.is_some() {
+            self.schedule_armed_loss_probe(now, advancing);
         }
+    }
+
+    /// `schedule_loss_probe` with the probe on.
+    #[inline(never)]
+    fn schedule_armed_loss_probe(&mut self, now: Time, advancing: bool) {
         let rto_in = match (advancing, self.rto_deadline) {
             (false, Some(d)) => d.saturating_since(now),
             _ => self.rto(),
