@@ -227,14 +227,18 @@ impl Link {
         Ok(if was_empty { Some(arrival) } else { None })
     }
 
-    /// A random loss draw, if the probability in force is above 0.
+    /// A random loss draw, if the probability in force is above 0. Out of line: the enqueue of a
+    /// lossless link (most of them) stays small.
+    #[inline(never)]
     fn random_loss(&mut self, now: Time) -> bool {
         let loss_rate = self.loss.at(now);
         loss_rate > 0.0 && self.rng.bernoulli(loss_rate)
     }
 
     /// RED's admission (or any discipline's, through the trait): `Err(early)` when refused,
-    /// `early` if the refusal was an early (AQM) drop. `advance` has run.
+    /// `early` if the refusal was an early (AQM) drop. `advance` has run. Out of line: the drop-tail
+    /// enqueue stays small.
+    #[inline(never)]
     fn admit_red(&mut self, now: Time, bytes: u32) -> Result<(), bool> {
         let state = self.queue_state(now);
         let early_before = self.discipline.early_drops();
