@@ -118,9 +118,15 @@ impl Simulation {
         let in_window = self.in_window;
         let flow = &mut self.flows[f];
         flow.counters.acks_delivered += 1;
-        let sack = self.sacks.take(&pkt);
+        let taken;
+        let sack: &[(u64, u64)] = if pkt.n_sack > 0 {
+            taken = self.sacks.take(&pkt);
+            &taken[..pkt.n_sack as usize]
+        } else {
+            &[]
+        };
         let App::Tcp { sender, .. } = &mut flow.app else { return };
-        let rtt = sender.on_ack(now, &pkt, &sack[..pkt.n_sack as usize], &mut self.out);
+        let rtt = sender.on_ack(now, &pkt, sack, &mut self.out);
         if let (Some(r), true) = (rtt, in_window) {
             flow.window.rtt_hist.record(r.as_nanos() as u64);
         }
