@@ -17,9 +17,12 @@ impl Simulation {
                 }
             }
         } else {
+            // A new segment is at hop 0: the first link of the forward route, looked up once.
+            let (first, in_window) = (self.flows[f as usize].route.forward[0], self.in_window);
             for i in 0..self.out.len() {
                 let pkt = self.out[i];
-                self.enqueue_on_route(pkt);
+                debug_assert_eq!(pkt.hop, 0);
+                self.enqueue_on_link(first, pkt, in_window);
             }
         }
         self.out.clear();
