@@ -13,6 +13,10 @@ use std::time::Instant;
 
 use ccsim_core::{fixtures, Simulation};
 
+/// The allocator of the Python extension (`crates/ccsim-py`), so that what is measured is what runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()

@@ -21,6 +21,13 @@ use ccsim_cc::{ParamKind, ParamValue};
 use ccsim_core::sim::{Cost, EventLimit, MemoryLimit};
 use ccsim_core::{Column, SimError, Simulation as CoreSim, Table, Time};
 
+/// The engine's memory comes from mimalloc, not glibc's malloc: a run of many flows grows thousands
+/// of small lines (a link's packets, a host's held segments, the per-interval columns) and glibc's
+/// realloc and free were a tenth of its instructions at 10,000 flows (docs/performance.md, "The
+/// allocator"). Only the extension's own allocations: Python keeps its allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The exception `class` of `ccsim.errors` with one message.
 fn named_error(py: Python<'_>, class: &str, message: String) -> PyErr {
     match py.import("ccsim.errors").and_then(|m| m.getattr(class)) {
