@@ -272,6 +272,13 @@ impl Link {
         }
     }
 
+    /// Nothing arrived at or left the link in the interval, nothing waits in it and its discipline
+    /// keeps no average: idle, told without the queue's state (`queue_state` would find it empty).
+    #[inline]
+    pub fn idle_in_interval(&self) -> bool {
+        (self.interval.arrivals | self.interval.departures) == 0 && self.waiting.is_empty() && self.average_queue().is_none()
+    }
+
     /// The queue discipline's average queue (RED), if it keeps one.
     pub fn average_queue(&self) -> Option<f64> {
         self.discipline.average_queue()

@@ -215,6 +215,9 @@ impl Recorder {
         }
         self.links.push_idle(t, &self.link_ids);
         for (l, link) in links.iter_mut().enumerate() {
+            if link.idle_in_interval() {
+                continue; // idle as below, told with fewer reads (most access links)
+            }
             let q = link.queue_state(now);
             let queue_avg = link.average_queue();
             let c = &link.interval;
