@@ -170,8 +170,11 @@ impl Recorder {
                             self.metrics.clear();
                             self.metric_flows.clear();
                         }
+                        let before = self.metrics.len();
                         s.cc_metrics(&mut self.metrics);
-                        self.metric_flows.resize(self.metrics.len(), flow);
+                        for _ in before..self.metrics.len() {
+                            self.metric_flows.push(flow);
+                        }
                     }
                     prev.wire = stats.wire_bytes_sent;
                     prev.retx = stats.retransmits;
