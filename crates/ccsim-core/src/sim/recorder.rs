@@ -110,7 +110,8 @@ impl Recorder {
         // At the first sample, room for every row the run's samples can add (this one and those
         // after it, a row per flow and per link each): the tables then never grow by copying
         // themselves (docs/performance.md, "Scaling with flows and link rate").
-        let samples_left = if first { (self.end.0 / self.sample_interval.as_nanos().max(1) as u64).saturating_sub(now.0 / self.sample_interval.as_nanos().max(1) as u64) as usize + 1 } else { 0 };
+        let interval_ns = self.sample_interval.as_nanos().max(1) as u64;
+        let samples_left = (self.end.0 / interval_ns).saturating_sub(now.0 / interval_ns) as usize + 1;
         if first {
             let streams = sampled.iter().filter(|&&i| matches!(flows[i as usize].app, App::Stream { .. })).count();
             self.flows.reserve_run(samples_left.saturating_mul(sampled.len() - streams));
