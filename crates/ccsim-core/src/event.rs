@@ -885,6 +885,29 @@ mod tests {
     }
 
     #[test]
+    fn times_at_the_end_of_the_clock_and_jumps_over_both_wheels_keep_key_order() {
+        // The last periods of the 64-bit clock (no reach computed past it overflows), and an empty
+        // wheel jumping straight to the coarse wheel or to the radix heap.
+        use std::cmp::Reverse;
+        let (mut q, mut heap) = (EventQueue::default(), std::collections::BinaryHeap::new());
+        let times = [5, 3_000_000_000, 7_000_000, 3_000_000_000, u64::MAX, u64::MAX - 1, u64::MAX - (1 << 30), u64::MAX, 7_000_000, 1 << 40];
+        for (seq, &t) in times.iter().enumerate() {
+            q.schedule(Time(t), Event::FlowStart(seq as u32));
+            heap.push(Reverse((t, seq as u32)));
+        }
+        while let Some(Reverse((t, s))) = heap.pop() {
+            assert_eq!(q.peek_time(), Some(Time(t)));
+            assert_eq!(q.pop(), Some((Time(t), Event::FlowStart(s))));
+            if t == 7_000_000 && s == 2 {
+                // scheduled at the time just popped, and a tie with a far entry
+                q.schedule(Time(3_000_000_000), Event::FlowStart(100));
+                heap.push(Reverse((3_000_000_000, 100)));
+            }
+        }
+        assert!(q.is_empty() && q.pop().is_none());
+    }
+
+    #[test]
     fn a_crowded_slot_is_served_in_order_and_its_room_given_back() {
         let mut q = EventQueue::default();
         // 10,000 flows starting together, their timers together a second later, and a slot of
