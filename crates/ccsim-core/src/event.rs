@@ -41,7 +41,7 @@ const SPARE_CAPACITY: usize = 256;
 
 /// Width of a wheel slot: 2^10 ns (1.024 µs), about a tenth of a 1500-byte packet's time at 1 Gbit/s.
 const SLOT_BITS: u32 = 10;
-/// Slots on the wheel: events up to 4096 slots (4.19 ms) ahead of the current one are on it.
+/// Slots on the wheel: two periods (`PERIOD_BITS`), the current slot's and the next, 2.1 to 4.2 ms ahead.
 const SLOTS: usize = 4096;
 const SLOT_MASK: usize = SLOTS - 1;
 /// Bitmap words of the wheel's occupied slots.
@@ -49,29 +49,52 @@ const WORDS: usize = SLOTS / 64;
 /// Entries an emptied wheel slot may keep room for (4096 slots: at most 1 MiB of spare room).
 const SLOT_SPARE: usize = 16;
 
-/// The event queue: a timing wheel for the near events (Varghese and Lauck, "Hashed and
-/// hierarchical timing wheels", SOSP 1987; a calendar queue with a fixed year, Brown, CACM 1988)
-/// over a radix heap for the far ones ([`RadixHeap`]: retransmission and delayed-ACK timers,
-/// flow starts and stops, the next sample).
+/// A period: 2^11 wheel slots (2.1 ms), half the wheel. The wheel holds the current period and the
+/// next one; the coarse wheel holds the periods after those, one slot each.
+const PERIOD_BITS: u32 = 11;
+/// Slots on the coarse wheel: the 1024 periods (2.15 s) after the wheel's two.
+const COARSE: usize = 1024;
+const COARSE_MASK: usize = COARSE - 1;
+const COARSE_WORDS: usize = COARSE / 64;
+/// Entries an emptied coarse slot may keep room for (1024 slots: at most 1 MiB of spare room).
+const COARSE_SPARE: usize = 64;
+
+/// The event queue: a hierarchical timing wheel for the near events (Varghese and Lauck, "Hashed
+/// and hierarchical timing wheels", SOSP 1987; a calendar queue with a fixed year, Brown, CACM
+/// 1988) over a radix heap for the far ones ([`RadixHeap`]: the events more than about two seconds
+/// ahead, such as backed-off retransmission timers and late flow starts).
 ///
-/// The wheel has 4096 slots of 1.024 µs. An event whose slot number (its time >> 10) is within
-/// 4096 of the current one (`cur`, the slot of the last event taken out) is pushed onto its slot
-/// (`slots[number % 4096]`) and marked in a two-level bitmap; a later one goes to the radix heap,
-/// and comes onto the wheel (`migrate`) as soon as the current slot gets within 4096 of its own.
-/// The current slot's events are in `run`, sorted by time. Taking the next event: from `run` if it
-/// has any; else the next marked slot after `cur` (two bit scans): its only entry is the event, or
-/// its entries are sorted into `run`. Most events are scheduled a few µs to a few ms ahead (a
-/// packet's transmission, the next hop, the host's send jitter) and are placed once, where a heap
-/// would move them around (docs/performance.md, "Instructions per packet", compares them).
+/// The wheel has 4096 slots of 1.024 µs, two periods of 2048 slots (2.1 ms). An event of the
+/// current slot's (`cur`, the slot of the last event taken out) period or the next one is pushed
+/// onto its slot (`slots[number % 4096]`, number = its time >> 10) and marked in a two-level bitmap.
+/// One of the 1024 periods after those goes onto the coarse wheel, a slot per period
+/// (`coarse[period % 1024]`, marked in a bitmap of its own): delayed-ACK and retransmission timers,
+/// the next sample. A later one goes to the radix heap. When the current slot enters a new period
+/// (`change_period`), the coarse slot of the period after it comes onto the wheel, an entry at a
+/// time, and the radix heap's entries of the period that joins the coarse wheel's reach come onto
+/// it, so that a far event is placed three times at most instead of being spread down the radix
+/// heap's buckets. The current slot's events are in `run`, sorted by time. Taking the next event:
+/// from `run` if it has any; else the next marked slot after `cur` (two bit scans): its only entry
+/// is the event, or its entries are sorted into `run`; with the wheel empty, the earliest event of
+/// the first marked coarse slot, or of the radix heap, makes its slot the current one. Most events
+/// are scheduled a few µs to a few ms ahead (a packet's transmission, the next hop, the host's send
+/// jitter) and are placed once, where a heap would move them around (docs/performance.md,
+/// "Instructions per packet", compares them).
 ///
 /// Ties are served first in, first out without an insertion number, the order of the key (time,
-/// insertion number) of the binary heap this replaced, event for event:
-/// * a slot's line holds its entries in the order they were scheduled: `schedule` pushes the
-///   newest of all; `migrate` brings a far entry in before any entry of the same time can be
-///   scheduled onto the wheel (it runs as soon as the horizon moves past the far entry's slot,
-///   before the event that moved it is handed out), and the radix heap hands them over in key order;
-/// * the sort into `run` is stable, and an entry scheduled into the current slot goes after every
-///   entry of `run` at or before its time.
+/// insertion number) of the binary heap this replaced, event for event. Where an entry goes
+/// depends only on its period and the current one, which never decreases: the entries of one time
+/// scheduled while its period was beyond the coarse wheel are in the radix heap, those scheduled
+/// after that while it was beyond the wheel are on the coarse wheel, the later ones on the wheel.
+/// * `change_period` runs as soon as the current slot enters a new period, before the event that
+///   moved it is handed out (so before anything can be scheduled at the new period): it moves the
+///   coarse slots that the wheel now reaches onto the wheel, then the radix heap's entries that the
+///   wheel or the coarse wheel now reach (the radix heap holds no period a coarse slot holds);
+/// * every line (a slot, a coarse slot) holds its entries in the order they were scheduled or
+///   moved in: `schedule` pushes the newest of all, a coarse slot is read front to back, and the
+///   radix heap hands its entries over in key order;
+/// * the sort into `run` is stable, and an entry scheduled or moved into the current slot goes
+///   after every entry of `run` at or before its time.
 ///
 /// An entry scheduled before `last` (no code path does; kept so that the order stays that of the
 /// key whatever the caller does) waits in `early`, which is served first.
@@ -89,11 +112,21 @@ pub struct EventQueue {
     /// Slot number of `last`.
     cur: u64,
     last: u64,
+    /// The periods after the wheel's two, a slot each.
+    coarse: Box<[Vec<Entry>; COARSE]>,
+    /// Bit i of word w: coarse slot 64 w + i is not empty.
+    coarse_words: [u64; COARSE_WORDS],
+    /// Bit w: `coarse_words[w]` is not zero.
+    coarse_summary: u64,
+    /// Period of `cur`.
+    period: u64,
+    /// The first slot past the wheel's reach (the start of the period after next).
+    fine_end: u64,
+    /// The first slot of the next period: `change_period` runs when `cur` gets there.
+    next_period: u64,
     far: RadixHeap,
     /// Earliest time in `far`; `u64::MAX` when it is empty.
     far_min: u64,
-    /// The first current slot from which `far_min`'s slot is on the wheel.
-    migrate_from: u64,
     early: Vec<Entry>,
     len: usize,
 }
@@ -108,9 +141,14 @@ impl Default for EventQueue {
             head: 0,
             cur: 0,
             last: 0,
+            coarse: Box::new(std::array::from_fn(|_| Vec::new())),
+            coarse_words: [0; COARSE_WORDS],
+            coarse_summary: 0,
+            period: 0,
+            fine_end: 2 << PERIOD_BITS,
+            next_period: 1 << PERIOD_BITS,
             far: RadixHeap::default(),
             far_min: u64::MAX,
-            migrate_from: u64::MAX,
             early: Vec::new(),
             len: 0,
         }
@@ -123,15 +161,15 @@ impl EventQueue {
         self.len += 1;
         let time = time.0;
         let n = time >> SLOT_BITS;
-        // 1 <= n - cur < SLOTS: on the wheel, after the current slot (the common case)
-        if n.wrapping_sub(self.cur).wrapping_sub(1) < SLOTS as u64 - 1 {
+        // cur < n < fine_end: on the wheel, after the current slot (the common case)
+        if n > self.cur && n < self.fine_end {
             self.push_slot(n, Entry { time, event });
         } else {
             self.schedule_other(time, event);
         }
     }
 
-    /// An entry for the current slot, the far future, or the past.
+    /// An entry for the current slot, a later period, or the past.
     #[inline(never)]
     fn schedule_other(&mut self, time: u64, event: Event) {
         if time < self.last {
@@ -139,10 +177,23 @@ impl EventQueue {
         } else if time >> SLOT_BITS == self.cur {
             self.insert_run(Entry { time, event });
         } else {
+            self.schedule_later(time, event);
+        }
+    }
+
+    /// An entry of a period after the wheel's two: onto the coarse wheel if it reaches it, else
+    /// into the radix heap.
+    #[inline(always)]
+    fn schedule_later(&mut self, time: u64, event: Event) {
+        let p = time >> (SLOT_BITS + PERIOD_BITS);
+        if p - (self.period + 2) < COARSE as u64 {
+            let c = p as usize & COARSE_MASK;
+            self.coarse[c].push(Entry { time, event });
+            self.coarse_words[c / 64] |= 1 << (c % 64);
+            self.coarse_summary |= 1 << (c / 64);
+        } else {
             self.far.schedule(Time(time), event);
-            if time < self.far_min {
-                self.set_far_min(time);
-            }
+            self.far_min = self.far_min.min(time);
         }
     }
 
@@ -193,33 +244,102 @@ impl EventQueue {
         }
     }
 
-    /// The current slot is now `n`: the far entries within reach of the wheel come onto it.
+    /// The current slot is now `n`: in a new period, the later entries within reach of the wheel
+    /// and of the coarse wheel come onto them.
     #[inline(always)]
     fn set_current(&mut self, n: u64) {
         self.cur = n;
-        if n >= self.migrate_from {
-            self.migrate();
+        if n >= self.next_period {
+            self.change_period();
         }
     }
 
+    /// `cur` is in a new period: the coarse slots of the periods the wheel now reaches (the one
+    /// after the new period, and any the move skipped over) come onto it, then the radix heap's
+    /// entries that the wheel or the coarse wheel now reach (see [`EventQueue`] for the order).
     #[inline(never)]
-    fn migrate(&mut self) {
-        let horizon = self.cur + SLOTS as u64;
-        let before = if horizon > u64::MAX >> SLOT_BITS { u64::MAX } else { (horizon << SLOT_BITS) - 1 };
-        while let Some((time, event)) = self.far.pop_until(Time(before)) {
-            let n = time.0 >> SLOT_BITS;
+    fn change_period(&mut self) {
+        let (old, new) = (self.period, self.cur >> PERIOD_BITS);
+        self.period = new;
+        self.next_period = (new + 1).checked_shl(PERIOD_BITS).filter(|&s| s >> PERIOD_BITS == new + 1).unwrap_or(u64::MAX);
+        self.fine_end = (new + 2).checked_shl(PERIOD_BITS).filter(|&s| s >> PERIOD_BITS == new + 2).unwrap_or(u64::MAX);
+        // The coarse wheel held the periods old + 2 ..= old + 1 + COARSE; the wheel now reaches
+        // those up to new + 1.
+        let last = (new + 1).min(old + 1 + COARSE as u64);
+        let mut p = old + 2;
+        while p <= last && self.coarse_summary != 0 {
+            let c = p as usize & COARSE_MASK;
+            if self.coarse_words[c / 64] & (1 << (c % 64)) != 0 {
+                self.coarse_to_wheel(c);
+            }
+            p += 1;
+        }
+        // The radix heap held the periods from old + 2 + COARSE on; those before
+        // new + 2 + COARSE are within reach now.
+        let reach = new + 2 + COARSE as u64;
+        if self.far_min >> (SLOT_BITS + PERIOD_BITS) < reach {
+            let before = reach.checked_shl(SLOT_BITS + PERIOD_BITS).filter(|&t| t >> (SLOT_BITS + PERIOD_BITS) == reach).map_or(u64::MAX, |t| t - 1);
+            while let Some((time, event)) = self.far.pop_until(Time(before)) {
+                self.place(Entry { time: time.0, event });
+            }
+            self.far_min = self.far.peek_time().map_or(u64::MAX, |t| t.0);
+        }
+    }
+
+    /// Coarse slot `c`'s entries, in their order, onto the wheel (or into `run`).
+    fn coarse_to_wheel(&mut self, c: usize) {
+        let mut entries = std::mem::take(&mut self.coarse[c]);
+        for &e in &entries {
+            let n = e.time >> SLOT_BITS;
             if n == self.cur {
-                self.insert_run(Entry { time: time.0, event });
+                self.insert_run(e);
             } else {
-                self.push_slot(n, Entry { time: time.0, event });
+                self.push_slot(n, e);
             }
         }
-        self.set_far_min(self.far.peek_time().map_or(u64::MAX, |t| t.0));
+        entries.clear();
+        if entries.capacity() <= COARSE_SPARE {
+            self.coarse[c] = entries;
+        }
+        self.coarse_words[c / 64] &= !(1 << (c % 64));
+        if self.coarse_words[c / 64] == 0 {
+            self.coarse_summary &= !(1 << (c / 64));
+        }
     }
 
-    fn set_far_min(&mut self, time: u64) {
-        self.far_min = time;
-        self.migrate_from = (time >> SLOT_BITS).saturating_sub(SLOTS as u64 - 1);
+    /// An entry from the radix heap (not before `cur`), where its period says.
+    #[inline(always)]
+    fn place(&mut self, e: Entry) {
+        let n = e.time >> SLOT_BITS;
+        if n == self.cur {
+            self.insert_run(e);
+        } else if n < self.fine_end {
+            self.push_slot(n, e);
+        } else {
+            self.schedule_later(e.time, e.event);
+        }
+    }
+
+    /// Position of the first marked coarse slot from the period after the wheel's two, going round
+    /// (the coarse wheel holds one).
+    fn next_coarse(&self) -> usize {
+        let p = (self.period + 2) as usize & COARSE_MASK;
+        let w = p / 64;
+        let here = self.coarse_words[w] & (u64::MAX << (p % 64));
+        if here != 0 {
+            return w * 64 + here.trailing_zeros() as usize;
+        }
+        let above = self.coarse_summary & (u64::MAX << w) & !(1 << w);
+        let w = if above != 0 { above.trailing_zeros() } else { self.coarse_summary.trailing_zeros() } as usize & (COARSE_WORDS - 1);
+        w * 64 + self.coarse_words[w].trailing_zeros() as usize
+    }
+
+    /// With the wheel empty: the earliest time of the coarse wheel, or of the radix heap.
+    fn later_min(&self) -> Option<u64> {
+        if self.coarse_summary != 0 {
+            return Some(earliest(&self.coarse[self.next_coarse()]));
+        }
+        (!self.far.is_empty()).then_some(self.far_min)
     }
 
     /// Time of the next event.
@@ -233,7 +353,7 @@ impl EventQueue {
         if self.summary != 0 {
             return Some(Time(earliest(&self.slots[self.next_marked()])));
         }
-        self.far.peek_time()
+        self.later_min().map(Time)
     }
 
     /// The next event.
@@ -252,11 +372,13 @@ impl EventQueue {
             return self.pop_run(t);
         }
         if self.summary == 0 {
-            // the wheel is empty: it moves on to the far queue's earliest slot
-            if self.far.is_empty() || self.far_min > t.0 {
+            // the wheel is empty: it moves on to the slot of the earliest later entry (in a later
+            // period, so `change_period` brings that entry into `run`)
+            let next = self.later_min()?;
+            if next > t.0 {
                 return None;
             }
-            self.set_current(self.far_min >> SLOT_BITS);
+            self.set_current(next >> SLOT_BITS);
             return self.pop_run(t);
         }
         let p = self.next_marked() & SLOT_MASK;
@@ -683,8 +805,9 @@ mod tests {
     /// Drives `Q` like a simulation (each new time is the last popped time plus a delay) against
     /// std's binary heap on (time, insertion number), comparing every pop, peek and length. The
     /// delays mix ties with the current time, a few ns, about a wheel slot, beyond the wheel's
-    /// horizon (4.19 ms) on a 1 ms grid so that far events tie with each other and with events
-    /// scheduled onto the wheel later, and now and then a time before the current one.
+    /// two periods (2.1 to 4.2 ms) on a 1 ms grid so that later events tie with each other and
+    /// with events scheduled onto the wheel later, beyond the coarse wheel's reach (2.15 s) on a
+    /// 100 ms grid, and now and then a time before the current one.
     fn same_as_the_reference<Q: Queue>(seed: u64) {
         use std::cmp::Reverse;
         let mut rng = ccsim_cc::Rng::new(seed, 3);
@@ -693,14 +816,18 @@ mod tests {
         for _ in 0..40_000 {
             let r = rng.uniform();
             if r < 0.52 {
-                let delay = match rng.next_u64() % 8 {
+                let delay = match rng.next_u64() % 10 {
                     0 => 0,
                     1 => rng.next_u64() % 4,
                     2 | 3 => rng.next_u64() % 3_000,
                     4 => 1_024 * (rng.next_u64() % 4) + rng.next_u64() % 2,
                     5 => rng.next_u64() % 5_000_000,
                     6 => (now / 1_000_000 + 1 + rng.next_u64() % 30) * 1_000_000 - now,
-                    _ => 4_194_304 + rng.next_u64() % 2_048 * 1_024,
+                    7 => 4_194_304 + rng.next_u64() % 2_048 * 1_024,
+                    // beyond the coarse wheel's reach (2.15 s) now and then, on a 100 ms grid so
+                    // that entries of the radix heap, the coarse wheel and the wheel tie
+                    8 => (now / 100_000_000 + 1 + rng.next_u64() % 40) * 100_000_000 - now,
+                    _ => rng.next_u64() % 3_000_000_000,
                 };
                 let time = if rng.uniform() < 0.002 { now.saturating_sub(1 + rng.next_u64() % 5_000) } else { now + delay };
                 q.schedule(Time(time), Event::FlowStart(seq));
@@ -758,6 +885,29 @@ mod tests {
     }
 
     #[test]
+    fn times_at_the_end_of_the_clock_and_jumps_over_both_wheels_keep_key_order() {
+        // The last periods of the 64-bit clock (no reach computed past it overflows), and an empty
+        // wheel jumping straight to the coarse wheel or to the radix heap.
+        use std::cmp::Reverse;
+        let (mut q, mut heap) = (EventQueue::default(), std::collections::BinaryHeap::new());
+        let times = [5, 3_000_000_000, 7_000_000, 3_000_000_000, u64::MAX, u64::MAX - 1, u64::MAX - (1 << 30), u64::MAX, 7_000_000, 1 << 40];
+        for (seq, &t) in times.iter().enumerate() {
+            q.schedule(Time(t), Event::FlowStart(seq as u32));
+            heap.push(Reverse((t, seq as u32)));
+        }
+        while let Some(Reverse((t, s))) = heap.pop() {
+            assert_eq!(q.peek_time(), Some(Time(t)));
+            assert_eq!(q.pop(), Some((Time(t), Event::FlowStart(s))));
+            if t == 7_000_000 && s == 2 {
+                // scheduled at the time just popped, and a tie with a far entry
+                q.schedule(Time(3_000_000_000), Event::FlowStart(100));
+                heap.push(Reverse((3_000_000_000, 100)));
+            }
+        }
+        assert!(q.is_empty() && q.pop().is_none());
+    }
+
+    #[test]
     fn a_crowded_slot_is_served_in_order_and_its_room_given_back() {
         let mut q = EventQueue::default();
         // 10,000 flows starting together, their timers together a second later, and a slot of
@@ -783,6 +933,7 @@ mod tests {
         // emptied lines keep a bounded spare
         assert!(q.run.capacity() <= SPARE_CAPACITY);
         assert!(q.slots.iter().all(|s| s.capacity() <= SLOT_SPARE));
+        assert!(q.coarse.iter().all(|s| s.capacity() <= COARSE_SPARE));
         assert!(q.far.buckets.iter().all(|b| b.capacity() <= SPARE_CAPACITY) && q.far.due.capacity() <= SPARE_CAPACITY);
     }
 }

@@ -7,8 +7,10 @@
 //! Buckets are held only from the smallest to the largest bucket recorded, allocated on the first
 //! record: a histogram nothing was recorded in (an idle access link, a flow that has not started)
 //! holds no heap memory, and one whose values stay within an octave or two holds a few dozen
-//! buckets instead of all 1,920. Counts, quantiles and the bucket list are the same as with every
-//! bucket held.
+//! buckets instead of all 1,920. Zeros are only counted (`zeros`), never held in a bucket: a link
+//! that rarely queues records mostly zero delays and a few of a microsecond or more, and holding
+//! bucket 0 alongside those would hold (and at the end of the run zero-fill) every bucket between.
+//! Counts, quantiles and the bucket list are the same as with every bucket held.
 
 /// Values below 64 get a bucket each; above, each power of two [2^m, 2^(m+1)) is split into 32.
 const LINEAR: u64 = 64;
@@ -32,9 +34,12 @@ fn all_zero(chunk: &[u64]) -> bool {
 
 #[derive(Clone, Debug)]
 pub struct Histogram {
-    /// Counts of buckets `first..first + counts.len()`; empty until the first record.
+    /// Counts of buckets `first..first + counts.len()`, `first` >= 1; empty until the first
+    /// non-zero value is recorded.
     counts: Vec<u64>,
     first: usize,
+    /// Values of zero recorded: bucket 0's count.
+    zeros: u64,
     total: u64,
     /// Exact: the mean is this sum rounded once. (It was a float sum, which is the same number
     /// while the sum stays below 2^53 ns, 104 days of delays; above, this is the exact one.)
@@ -55,7 +60,7 @@ impl Histogram {
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: Vec::new(), first: 0, total: 0, sum: 0, min: u64::MAX, max: 0 }
+        Histogram { counts: Vec::new(), first: 0, zeros: 0, total: 0, sum: 0, min: u64::MAX, max: 0 }
     }
 }
 
@@ -87,7 +92,8 @@ impl Histogram {
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
         // `wrapping_sub`: a bucket below `first` wraps to a huge index and takes the slow path too
-        // (one bounds check: `get_mut` is it; the slow path counts the value in its new bucket)
+        // (one bounds check: `get_mut` is it; the slow path counts the value in its new bucket,
+        // or a zero in `zeros`: bucket 0 is below every `first`)
         match self.counts.get_mut(b.wrapping_sub(self.first)) {
             Some(c) => *c += 1,
             None => self.count_in_new_bucket(b),
@@ -103,24 +109,26 @@ impl Histogram {
         if n == 0 {
             return;
         }
-        if self.first != 0 || self.counts.is_empty() {
-            self.make_room(0);
-        }
-        self.counts[0] += n;
+        self.zeros += n;
         self.total += n;
         self.min = 0;
     }
 
-    /// Counts a value whose bucket `b` is not held yet.
+    /// Counts a value whose bucket `b` is not held yet (or a zero).
     #[cold]
     #[inline(never)]
     fn count_in_new_bucket(&mut self, b: usize) {
+        if b == 0 {
+            self.zeros += 1;
+            return;
+        }
         self.make_room(b);
         let i = b - self.first;
         self.counts[i] += 1;
     }
 
-    /// Holds bucket `b` from now on: the first bucket, or the gap to it below or above those held.
+    /// Holds bucket `b` (not 0) from now on: the first bucket, or the gap to it below or above
+    /// those held.
     #[cold]
     #[inline(never)]
     fn make_room(&mut self, b: usize) {
@@ -175,24 +183,34 @@ impl Histogram {
         v.clamp(self.min as f64, self.max as f64)
     }
 
-    /// The non-empty buckets in increasing order: (representative value, count), the value being the
-    /// bucket's midpoint clamped to [min, max] seen, as for quantiles. A CDF drawn from these is the
-    /// per-sample distribution within RELATIVE_ERROR, at a few hundred rows per histogram.
-    pub fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
+    /// Calls `f` with each non-empty bucket in increasing order: (representative value, count), the
+    /// value being the bucket's midpoint clamped to [min, max] seen, as for quantiles. A CDF drawn
+    /// from these is the per-sample distribution within RELATIVE_ERROR, at a few hundred rows per
+    /// histogram. (A loop rather than an iterator: the zeros' bucket ahead of the held ones made
+    /// the iterator's chain a call per bucket in the summary.)
+    #[inline]
+    pub fn for_each_bucket(&self, mut f: impl FnMut(f64, u64)) {
+        if self.zeros > 0 {
+            f(self.representative(0), self.zeros);
+        }
         // Most buckets between the smallest and largest value are empty: `SKIP` of them at a time
         // are passed over with one test.
-        self.counts
-            .chunks(SKIP)
-            .enumerate()
-            .filter(|(_, chunk)| !all_zero(chunk))
-            .flat_map(move |(k, chunk)| chunk.iter().enumerate().filter(|(_, &c)| c > 0).map(move |(i, &c)| (k * SKIP + i, c)))
-            .map(move |(i, c)| (self.representative(self.first + i), c))
+        for (k, chunk) in self.counts.chunks(SKIP).enumerate() {
+            if all_zero(chunk) {
+                continue;
+            }
+            for (i, &c) in chunk.iter().enumerate() {
+                if c > 0 {
+                    f(self.representative(self.first + k * SKIP + i), c);
+                }
+            }
+        }
     }
 
-    /// How many buckets `buckets` lists (the non-empty ones).
+    /// How many buckets `for_each_bucket` lists (the non-empty ones).
     pub fn buckets_used(&self) -> usize {
         let used = |chunk: &[u64]| if all_zero(chunk) { 0 } else { chunk.iter().filter(|&&c| c > 0).count() };
-        self.counts.chunks(SKIP).map(used).sum()
+        (self.zeros > 0) as usize + self.counts.chunks(SKIP).map(used).sum::<usize>()
     }
 
     /// Value at quantile q in [0, 1]: the midpoint of its bucket, clamped to [min, max] seen (a
@@ -209,14 +227,19 @@ impl Histogram {
             return out;
         }
         let counts = &self.counts;
-        // The pass stands at bucket `i`, having seen the `seen` values below it.
-        let (mut i, mut seen, mut last_rank) = (0, 0, 0);
+        // The pass stands at bucket `first + i`, having seen the `seen` values below it (the zeros
+        // first).
+        let (mut i, mut seen, mut last_rank) = (0, self.zeros, 0);
         for (k, q) in qs.into_iter().enumerate() {
             let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
             if rank < last_rank {
-                (i, seen) = (0, 0);
+                (i, seen) = (0, self.zeros);
             }
             last_rank = rank;
+            if rank <= self.zeros {
+                out[k] = self.representative(0);
+                continue;
+            }
             // `SKIP` buckets at a time while the rank lies beyond them, then one at a time: the
             // answer is the first bucket at which the values seen reach the rank.
             while let Some(chunk) = counts.get(i..i + SKIP).and_then(|c| <&[u64; SKIP]>::try_from(c).ok()) {
@@ -241,6 +264,15 @@ impl Histogram {
 mod tests {
     use super::*;
 
+    impl Histogram {
+        /// The buckets `for_each_bucket` lists.
+        fn buckets(&self) -> Vec<(f64, u64)> {
+            let mut out = Vec::new();
+            self.for_each_bucket(|v, c| out.push((v, c)));
+            out
+        }
+    }
+
     #[test]
     fn zeros_recorded_at_once_are_the_same_as_one_by_one() {
         // Before, among and after other values; into an empty histogram and one whose lowest
@@ -257,6 +289,29 @@ mod tests {
                 }
                 many.record_zeros(n);
                 assert_eq!(format!("{one:?}"), format!("{many:?}"), "{others:?} and {n} zeros");
+                // and as a histogram holding every bucket (bucket 0 among them) answers
+                let mut full = vec![0u64; N_BUCKETS];
+                for &v in others.iter().chain(std::iter::repeat_n(&0, n as usize)) {
+                    full[bucket_of(v)] += 1;
+                }
+                let want: Vec<(f64, u64)> = full.iter().enumerate().filter(|(_, &c)| c > 0).map(|(b, &c)| (many.representative(b), c)).collect();
+                assert_eq!(many.buckets(), want, "{others:?} and {n} zeros");
+                assert_eq!(many.buckets_used(), want.len());
+                let total = many.count();
+                for q in [0.0, 0.1, 0.3, 0.5, 0.7, 0.95, 1.0] {
+                    let rank = ((q * total as f64).ceil() as u64).max(1);
+                    let mut seen = 0;
+                    let b = full.iter().position(|&c| {
+                        seen += c;
+                        seen >= rank
+                    });
+                    let want = b.map_or(f64::NAN, |b| many.representative(b));
+                    assert_eq!(many.quantile(q).to_bits(), want.to_bits(), "{others:?} and {n} zeros, q{q}");
+                }
+                assert_eq!(many.heap_bytes(), one.heap_bytes());
+                if others.iter().all(|&v| v == 0) {
+                    assert_eq!(many.heap_bytes(), 0, "zeros alone hold no bucket");
+                }
             }
         }
     }
@@ -314,7 +369,7 @@ mod tests {
         for v in [5u64, 5, 70, 1_000_000, 1_000_001, 3_000_000_000] {
             h.record(v);
         }
-        let b: Vec<(f64, u64)> = h.buckets().collect();
+        let b: Vec<(f64, u64)> = h.buckets();
         assert_eq!(h.buckets_used(), b.len());
         assert_eq!(b.iter().map(|&(_, c)| c).sum::<u64>(), 6);
         assert!(b.windows(2).all(|w| w[0].0 < w[1].0));
@@ -328,6 +383,8 @@ mod tests {
         assert_eq!(h.heap_bytes(), 0, "nothing allocated before the first record");
         assert!(h.quantile(0.5).is_nan());
         h.record(0);
+        assert_eq!(h.heap_bytes(), 0, "a zero is only counted");
+        h.record(5);
         assert!(h.heap_bytes() > 0 && h.heap_bytes() < 64);
         // Values arriving in any order, downwards too, give the same answers as one full array.
         let values: Vec<u64> = (0..5000u64).map(|k| (k * 7_919_993) % 90_000_000 + 10_000_000).collect();
@@ -379,18 +436,29 @@ mod tests {
             for _ in 0..300 {
                 h.record(rng.next_u64() % spread * (1 + rng.next_u64() % 3));
             }
-            let plain: Vec<(f64, u64)> =
-                h.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (h.representative(h.first + i), c)).collect();
-            assert_eq!(h.buckets().collect::<Vec<_>>(), plain, "spread {spread}");
+            let zeros = (h.zeros > 0).then(|| (h.representative(0), h.zeros));
+            let plain: Vec<(f64, u64)> = zeros
+                .into_iter()
+                .chain(h.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (h.representative(h.first + i), c)))
+                .collect();
+            assert_eq!(h.buckets(), plain, "spread {spread}");
             assert_eq!(h.buckets_used(), plain.len());
             for q in [0.0, 0.01, 0.3, 0.5, 0.95, 0.99, 1.0] {
                 let rank = ((q * h.count() as f64).ceil() as u64).max(1);
-                let mut seen = 0;
-                let b = h.counts.iter().position(|&c| {
-                    seen += c;
-                    seen >= rank
-                });
-                assert_eq!(h.quantile(q), h.representative(h.first + b.unwrap()), "spread {spread} q{q}");
+                let mut seen = h.zeros;
+                let b = if seen >= rank {
+                    0
+                } else {
+                    h.first
+                        + h.counts
+                            .iter()
+                            .position(|&c| {
+                                seen += c;
+                                seen >= rank
+                            })
+                            .unwrap()
+                };
+                assert_eq!(h.quantile(q), h.representative(b), "spread {spread} q{q}");
             }
         }
     }
@@ -404,7 +472,8 @@ mod tests {
         for _ in 0..2000 {
             let v = rng.next_u64() % (1 << (rng.next_u64() % 40));
             let b = bucket_of(v);
-            if reference.is_empty() || b >= h.first {
+            // (a zero is only counted)
+            if b > 0 && (reference.is_empty() || b >= h.first) {
                 let first = if reference.is_empty() { b } else { h.first };
                 if b - first >= reference.len() {
                     reference.resize(b - first + 1, 0);

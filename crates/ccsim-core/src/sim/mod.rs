@@ -90,6 +90,7 @@ impl Simulation {
             Duration::from_nanos(scenario.sample_interval_ns),
             Time(scenario.measure_start_ns),
             Time(scenario.measure_end_ns),
+            end,
         );
         let mut sim = Simulation {
             scenario,
@@ -145,6 +146,7 @@ impl Simulation {
 
     /// Processes every event up to and including time `t` (capped at the end of the run). An error
     /// (a web transfer whose algorithm cannot be built) ends the run for good.
+    #[inline(never)] // the event loop's code as one function, whoever calls it
     pub fn run_until(&mut self, t: Time) -> Result<(), SimError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -191,6 +193,7 @@ impl Simulation {
         Ok(())
     }
 
+    #[inline(never)] // once per interval: kept out of the event loop's code
     fn on_sample(&mut self) {
         self.recorder.sample(self.now, &mut self.flows, &mut self.links);
         if self.recorder.out_of_memory() {

@@ -23,6 +23,8 @@ pub(crate) struct Recorder {
     /// The flows the per-interval series may have rows of (the scenario's TCP and stream flows),
     /// listed at the first sample: web transfers, which can be many thousands, are never visited.
     sampled: Option<Vec<u32>>,
+    /// The run's end: its samples are at every multiple of `sample_interval` up to it.
+    end: Time,
     /// The buffer the flows' algorithms write their metrics into at each sample, a batch of
     /// flows at a time, kept between samples so a row allocates nothing.
     metrics: Vec<ccsim_cc::Metric>,
@@ -38,11 +40,12 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(sample_interval: Duration, measure_start: Time, measure_end: Time) -> Recorder {
+    pub fn new(sample_interval: Duration, measure_start: Time, measure_end: Time, end: Time) -> Recorder {
         Recorder {
             sample_interval,
             measure_start,
             measure_end,
+            end,
             flows: FlowSeries::default(),
             streams: StreamSeries::default(),
             cc: CcSeries::default(),
@@ -100,9 +103,21 @@ impl Recorder {
         let from = Time(now.0.saturating_sub(self.sample_interval.as_nanos() as u64));
         // Web transfers are reported in the summary (completion times), not here; neither is the
         // generator, which moves no data itself.
+        let first = self.sampled.is_none();
         let sampled = self.sampled.get_or_insert_with(|| {
             (0..flows.len() as u32).filter(|&i| !flows[i as usize].id.background && !matches!(flows[i as usize].app, App::Web(_))).collect()
         });
+        // At the first sample, room for every row the run's samples can add (this one and those
+        // after it, a row per flow and per link each): the tables then never grow by copying
+        // themselves (docs/performance.md, "Scaling with flows and link rate").
+        let interval_ns = self.sample_interval.as_nanos().max(1) as u64;
+        let samples_left = (self.end.0 / interval_ns).saturating_sub(now.0 / interval_ns) as usize + 1;
+        if first {
+            let streams = sampled.iter().filter(|&&i| matches!(flows[i as usize].app, App::Stream { .. })).count();
+            self.flows.reserve_run(samples_left.saturating_mul(sampled.len() - streams));
+            self.streams.reserve_run(samples_left.saturating_mul(streams));
+            self.links.reserve_run(samples_left.saturating_mul(links.len()));
+        }
         // Room for this sample's rows at once: a row is then a store per column, not a check and a
         // possible growth per value. Without the room the sample is not taken (the run then ends
         // with `SimError::Resources`, see `out_of_memory`).
@@ -156,8 +171,11 @@ impl Recorder {
                             self.metrics.clear();
                             self.metric_flows.clear();
                         }
+                        let before = self.metrics.len();
                         s.cc_metrics(&mut self.metrics);
-                        self.metric_flows.resize(self.metrics.len(), flow);
+                        for _ in before..self.metrics.len() {
+                            self.metric_flows.push(flow);
+                        }
                     }
                     prev.wire = stats.wire_bytes_sent;
                     prev.retx = stats.retransmits;
@@ -189,6 +207,11 @@ impl Recorder {
         self.cc.extend_metrics(t, &self.metrics, &self.metric_flows, &mut self.metric_names);
         self.metrics.clear();
         self.metric_flows.clear();
+        if first {
+            // as many metric rows in each sample after this one as in this one (a guess: flows
+            // that have not started yet have none here)
+            self.cc.reserve_run((self.cc.cells() / CcSeries::COLUMNS).saturating_mul(samples_left - 1));
+        }
         // Every link's row as an idle link's first, then the rows of the links that were not idle.
         let base = self.links.len();
         if self.link_ids.len() != links.len() {
@@ -196,6 +219,9 @@ impl Recorder {
         }
         self.links.push_idle(t, &self.link_ids);
         for (l, link) in links.iter_mut().enumerate() {
+            if link.idle_in_interval() {
+                continue; // idle as below, told with fewer reads (most access links)
+            }
             let q = link.queue_state(now);
             let queue_avg = link.average_queue();
             let c = &link.interval;

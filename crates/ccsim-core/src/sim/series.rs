@@ -34,6 +34,19 @@ pub(crate) fn reserve<T>(column: &mut Vec<T>, rows: usize) -> bool {
     column.capacity() - column.len() >= rows || column.try_reserve(rows).is_ok()
 }
 
+/// Rows a table reserves at its first sample for the rest of the run at most (about 134 MB a
+/// column); a longer or wider run grows its tables as it goes, by doubling.
+pub(crate) const RUN_ROWS_UP_FRONT: usize = 1 << 24;
+
+/// Room for `rows` more values in `column`, reserved exactly if memory for them can be had (else
+/// the column grows as it goes): a table whose final length is known at its first sample is not
+/// copied again and again as it doubles. Pages of the room not written yet are not resident.
+pub(crate) fn reserve_run<T>(column: &mut Vec<T>, rows: usize) {
+    if rows <= RUN_ROWS_UP_FRONT {
+        let _ = column.try_reserve_exact(rows);
+    }
+}
+
 /// A value of a string column as it is held during the run, made a `String` at the end.
 pub(crate) trait ToColumn: Sized {
     fn column(values: Vec<Self>, names: &mut Vec<String>) -> Column;
@@ -119,6 +132,13 @@ macro_rules! series_table {
                 $(ok = ok && $crate::sim::series::reserve(&mut self.$column, rows);)+
                 self.out_of_memory |= !ok;
                 ok
+            }
+
+            /// Room for the `rows` more rows the rest of the run will add at most, made once at
+            /// the first sample ([`reserve_run`]).
+            #[allow(dead_code)]
+            pub fn reserve_run(&mut self, rows: usize) {
+                $($crate::sim::series::reserve_run(&mut self.$column, rows);)+
             }
 
             /// Appends one row into the room [`Self::reserve`] made (past it, a column grows as a

@@ -266,19 +266,19 @@ pub(crate) fn delay_hist(flows: &[Flow], links: &[Link]) -> Table {
     let mut t = DelayHistRows::with_capacity(rows);
     let mut names = Vec::new();
     for l in links {
-        let mut rows = l.qdelay_hist().buckets().peekable();
-        if rows.peek().is_some() {
+        let h = l.qdelay_hist();
+        if h.count() > 0 {
             let name = Name(names.len() as u32);
             names.push(l.name.clone());
-            rows.for_each(|(v, c)| t.push("qdelay", name, v / 1e6, c));
+            h.for_each_bucket(|v, c| t.push("qdelay", name, v / 1e6, c));
         }
     }
     for f in rtt_flows() {
-        let mut rows = f.window.rtt_hist.buckets().peekable();
-        if rows.peek().is_some() {
+        let h = &f.window.rtt_hist;
+        if h.count() > 0 {
             let name = Name(names.len() as u32);
             names.push(f.id.name.clone());
-            rows.for_each(|(v, c)| t.push("rtt", name, v / 1e6, c));
+            h.for_each_bucket(|v, c| t.push("rtt", name, v / 1e6, c));
         }
     }
     t.finish(names)
