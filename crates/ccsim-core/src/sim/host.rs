@@ -40,10 +40,8 @@ impl SendJitter {
         let departure = Time(now.0.saturating_add(delay_ns)).max(self.last_departure);
         self.last_departure = departure;
         let was_empty = self.held.is_empty();
-        if self.held.capacity() < 4 {
-            // One slot at a time up to four: a host that holds a segment or two at once never needs
-            // the four of the amortised growth (docs/performance.md, "Memory per flow").
-            self.held.reserve_exact(1);
+        if self.held.len() == self.held.capacity() {
+            grow(&mut self.held);
         }
         self.held.push_back((departure, *pkt));
         was_empty.then_some(departure)
@@ -65,6 +63,18 @@ impl SendJitter {
     /// The segments still in the host, for the conservation check.
     pub fn held(&self) -> impl Iterator<Item = &Packet> {
         self.held.iter().map(|(_, p)| p)
+    }
+}
+
+/// Room for one more held segment. One slot at a time up to four: a host that holds a segment or
+/// two at once never needs the four of the amortised growth (docs/performance.md, "Memory per
+/// flow"); then it doubles as usual. Out of line: most holds find room.
+#[cold]
+fn grow(held: &mut VecDeque<(Time, Packet)>) {
+    if held.capacity() < 4 {
+        held.reserve_exact(1);
+    } else {
+        held.reserve(1);
     }
 }
 
