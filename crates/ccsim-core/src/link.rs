@@ -219,6 +219,13 @@ impl Link {
             }
             return Err(Drop::Queue);
         }
+        Ok(self.place(now, pkt))
+    }
+
+    /// Schedules an admitted packet behind the link's busy horizon; its arrival at the far end if
+    /// the in-transit line was empty (the caller then schedules the delivery event).
+    #[inline(always)]
+    fn place(&mut self, now: Time, pkt: Packet) -> Option<Time> {
         let start = self.busy_until.max(now);
         let end = Time(start.0 + self.tx.ns(pkt.wire_bytes));
         self.busy_until = end;
@@ -230,7 +237,29 @@ impl Link {
         let was_empty = self.in_transit.is_empty();
         // The queueing delay is recorded when the packet is delivered.
         self.in_transit.push_back(InTransit { arrival, qdelay_ns: start.0 - now.0, pkt });
-        Ok(if was_empty { Some(arrival) } else { None })
+        if was_empty { Some(arrival) } else { None }
+    }
+
+    /// `enqueue` for the common case, with none of its rare branches: a drop-tail link,
+    /// lossless now, with room for the entry, that admits the packet. `None` (nothing changed but
+    /// the forgetting of started transmissions, which `enqueue` repeats harmlessly) sends the
+    /// caller to `enqueue`; otherwise its `Ok` value.
+    #[inline(always)]
+    pub fn enqueue_admitted(&mut self, now: Time, pkt: &Packet, in_window: bool) -> Option<Option<Time>> {
+        if !matches!(self.discipline, Discipline::DropTail(_))
+            || self.in_transit.len() >= self.in_transit.capacity()
+            || !self.loss.lossless_at(now)
+        {
+            return None;
+        }
+        self.advance(now);
+        let Discipline::DropTail(d) = &self.discipline else { return None };
+        if d.admits(self.waiting.len() as u64, self.waiting_bytes, pkt.wire_bytes as u64).is_err() {
+            return None;
+        }
+        self.interval.arrivals += 1;
+        self.window.arrivals += in_window as u64;
+        Some(self.place(now, *pkt))
     }
 
     /// A random loss draw, if the probability in force is above 0. Out of line: the enqueue of a

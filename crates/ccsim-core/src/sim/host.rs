@@ -40,23 +40,11 @@ impl SendJitter {
         let departure = Time(now.0.saturating_add(delay_ns)).max(self.last_departure);
         self.last_departure = departure;
         let was_empty = self.held.is_empty();
-        if self.held.capacity() < 4 {
-            self.make_room();
+        if self.held.len() == self.held.capacity() {
+            grow(&mut self.held);
         }
         self.held.push_back((departure, *pkt));
         was_empty.then_some(departure)
-    }
-
-    /// One slot, then four: a host that holds one segment at a time (an application-limited flow)
-    /// keeps one slot, not the four of the amortised growth (docs/performance.md, "Memory per
-    /// flow"); one that holds more grows once more, not once per segment (a reallocation each, for
-    /// each of 10,000 flows). From four on, `push_back` doubles as usual.
-    #[cold]
-    #[inline(never)]
-    fn make_room(&mut self) {
-        if self.held.len() == self.held.capacity() {
-            self.held.reserve_exact(if self.held.capacity() == 0 { 1 } else { 4 - self.held.len() });
-        }
     }
 
     /// The held segment due at `now`, if any.
@@ -75,6 +63,21 @@ impl SendJitter {
     /// The segments still in the host, for the conservation check.
     pub fn held(&self) -> impl Iterator<Item = &Packet> {
         self.held.iter().map(|(_, p)| p)
+    }
+}
+
+/// Room for one more held segment (the line is full). One slot, then four: a host that holds one
+/// segment at a time (an application-limited flow) keeps one slot, not the four of the amortised
+/// growth (docs/performance.md, "Memory per flow"); one that holds more grows once more, not once
+/// per segment (a reallocation each, for each of 10,000 flows). From four on it doubles as usual.
+/// Out of line: most holds find room.
+#[cold]
+#[inline(never)]
+fn grow(held: &mut VecDeque<(Time, Packet)>) {
+    match held.capacity() {
+        0 => held.reserve_exact(1),
+        c if c < 4 => held.reserve_exact(4 - held.len()),
+        _ => held.reserve(1),
     }
 }
 

@@ -49,8 +49,19 @@ impl Simulation {
     }
 
     /// Puts `pkt` on link `l` (the one of its hop); `in_window`: now is inside the summary window.
+    /// The common admission (`Link::enqueue_admitted`) here, the rest (growth, random loss, RED,
+    /// drops) a call: a smaller function to enter for every packet.
     #[inline]
     pub(super) fn enqueue_on_link(&mut self, l: u32, pkt: Packet, in_window: bool) {
+        match self.links[l as usize].enqueue_admitted(self.now, &pkt, in_window) {
+            Some(Some(t)) => self.events.schedule(t, Event::LinkDeliver(l)),
+            Some(None) => {}
+            None => self.enqueue_on_link_slow(l, pkt, in_window),
+        }
+    }
+
+    #[inline(never)]
+    fn enqueue_on_link_slow(&mut self, l: u32, pkt: Packet, in_window: bool) {
         if !self.links[l as usize].try_reserve_one() {
             let link = &self.links[l as usize].name;
             self.failed = Some(SimError::Resources(format!("the packets held by link {link} (its queue and its bandwidth-delay product)")));

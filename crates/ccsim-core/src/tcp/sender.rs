@@ -318,12 +318,17 @@ impl Sender {
             // RACK's marks instead of IsLost(); retransmitted marked segments count again.
             return (self.snd_max - self.snd_una).saturating_sub(self.scoreboard.total() + rack.lost_bytes());
         }
-        let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
-        // Segments are MSS-aligned, so the lost ones are exactly those below this boundary.
-        let lost_end = (x / self.mss * self.mss).clamp(self.snd_una, self.snd_max);
-        let sacked_not_lost = self.scoreboard.sacked_above(lost_end);
-        debug_assert_eq!(sacked_not_lost, self.scoreboard.sacked_in(lost_end, self.snd_max));
-        let not_lost = (self.snd_max - lost_end) - sacked_not_lost;
+        let not_lost = if self.scoreboard.is_empty() {
+            // Nothing SACKed (most ACKs): nothing lost, nothing SACKed above.
+            self.snd_max - self.snd_una
+        } else {
+            let x = self.scoreboard.lost_bound(self.dupthresh, self.mss);
+            // Segments are MSS-aligned, so the lost ones are exactly those below this boundary.
+            let lost_end = (x / self.mss * self.mss).clamp(self.snd_una, self.snd_max);
+            let sacked_not_lost = self.scoreboard.sacked_above(lost_end);
+            debug_assert_eq!(sacked_not_lost, self.scoreboard.sacked_in(lost_end, self.snd_max));
+            (self.snd_max - lost_end) - sacked_not_lost
+        };
         let hr = self.high_rxt.clamp(self.snd_una, self.snd_max);
         let sacked_retransmitted = self.scoreboard.sacked_below_mark();
         debug_assert_eq!(sacked_retransmitted, self.scoreboard.sacked_in(self.snd_una, hr));
