@@ -74,7 +74,7 @@ fn reserve_one<T>(q: &mut VecDeque<T>) -> bool {
 fn grow_one<T>(q: &mut VecDeque<T>) -> bool {
     match q.capacity() {
         0 => q.try_reserve_exact(1),
-        1..4 => q.try_reserve_exact(4 - q.len()),
+        1..=3 => q.try_reserve_exact(4 - q.len()),
         _ => q.try_reserve(1),
     }
     .is_ok()
