@@ -238,8 +238,10 @@ impl Recorder {
             }
             let c = std::mem::take(&mut link.interval);
             let capacity_bits = link.rate_bps as f64 * secs;
-            self.links.set_counted(
+            self.links.set_row(
                 base + l,
+                t,
+                Name(l as u32),
                 q.pkts,
                 q.bytes,
                 if c.departures == 0 { f64::NAN } else { c.qdelay_sum_ns as f64 / c.departures as f64 / 1e6 },

@@ -8,7 +8,7 @@
 //! (docs/performance.md, "Scaling with flows and link rate"): the recorder writes a sample's flow
 //! and metric rows in batches a column at a time ([`FlowSeries::extend_rows`],
 //! [`CcSeries::extend_metrics`]) and its link rows as idle ones by a fill, overwriting the rows of
-//! the links that were busy ([`LinkSeries::push_idle`], [`LinkSeries::set_counted`]).
+//! the links that were busy ([`LinkSeries::push_idle`], [`LinkSeries::set_row`]).
 //! `finish` hands back the same [`Table`] as the generic [`crate::table::TableBuilder`] would:
 //! the same columns in the same order, no columns at all while there are no rows.
 //!
@@ -147,6 +147,13 @@ macro_rules! series_table {
             #[allow(clippy::too_many_arguments, dead_code)]
             pub fn push_reserved(&mut self, $($column: $ty),+) {
                 $(self.$column.push($column);)+
+            }
+
+            /// Overwrites row `row` (which exists) with these values.
+            #[inline]
+            #[allow(clippy::too_many_arguments, dead_code)]
+            pub fn set_row(&mut self, row: usize, $($column: $ty),+) {
+                $(self.$column[row] = $column;)+
             }
 
             /// Values stored so far (rows x columns).
@@ -338,7 +345,7 @@ fn chunks(n: usize) -> impl Iterator<Item = usize> {
 impl LinkSeries {
     /// A row for each of the links `ids` (`0..links`, copied rather than counted) at time `t`, each as a link on which nothing happened in
     /// the interval writes it (no queue, no departures, no drops, no average queue), written a
-    /// column at a time into the room [`Self::reserve`] made; [`Self::set_counted`] then
+    /// column at a time into the room [`Self::reserve`] made; [`Self::set_row`] then
     /// overwrites the rows of the links that were not idle. Most links of a run of many flows are
     /// idle in most intervals (the access links), so this costs a fill per column instead of a push
     /// per value.
@@ -359,35 +366,6 @@ impl LinkSeries {
             self.queue_avg.extend_from_slice(&NANS[..n]);
         }
         self.link.extend_from_slice(ids);
-    }
-
-    /// Overwrites the values of row `row` (its time and link stay).
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub fn set_counted(
-        &mut self,
-        row: usize,
-        queue_pkts: u64,
-        queue_bytes: u64,
-        qdelay_mean_ms: f64,
-        qdelay_max_ms: f64,
-        drops_queue: u64,
-        drops_random: u64,
-        utilisation: f64,
-        tx_bytes: u64,
-        drops_early: u64,
-        queue_avg: f64,
-    ) {
-        self.queue_pkts[row] = queue_pkts;
-        self.queue_bytes[row] = queue_bytes;
-        self.qdelay_mean_ms[row] = qdelay_mean_ms;
-        self.qdelay_max_ms[row] = qdelay_max_ms;
-        self.drops_queue[row] = drops_queue;
-        self.drops_random[row] = drops_random;
-        self.utilisation[row] = utilisation;
-        self.tx_bytes[row] = tx_bytes;
-        self.drops_early[row] = drops_early;
-        self.queue_avg[row] = queue_avg;
     }
 
     /// Rows held so far.
@@ -475,7 +453,7 @@ mod tests {
                 let busy = (l + sample as usize) % 3 == 0;
                 let v = (l as u64, l as u64 * 1500, 0.5 * l as f64, 2.0, 1, 2, 0.25, 3000, 1, if l % 2 == 0 { f64::NAN } else { 1.5 });
                 if busy {
-                    bulk.set_counted(base + l, v.0, v.1, v.2, v.3, v.4, v.5, v.6, v.7, v.8, v.9);
+                    bulk.set_row(base + l, t, Name(l as u32), v.0, v.1, v.2, v.3, v.4, v.5, v.6, v.7, v.8, v.9);
                     one.push(t, Name(l as u32), v.0, v.1, v.2, v.3, v.4, v.5, v.6, v.7, v.8, v.9);
                 } else {
                     one.push(t, Name(l as u32), 0, 0, f64::NAN, 0.0, 0, 0, 0.0, 0, 0, f64::NAN);
