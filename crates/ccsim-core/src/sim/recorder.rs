@@ -148,8 +148,7 @@ impl Recorder {
                     let (stats, w) = (s.stats(), s.window());
                     if keep {
                         if self.flow_rows.len() == ROW_BATCH {
-                            self.flows.extend_rows(t, &self.flow_rows);
-                            self.flow_rows.clear();
+                            self.flows.extend_rows(t, &mut self.flow_rows);
                         }
                         self.flow_rows.push(FlowRow {
                             flow,
@@ -167,9 +166,7 @@ impl Recorder {
                         // The algorithm appends its metrics to those of the batch's other flows; each
                         // gets its flow's number alongside.
                         if self.metrics.len() >= ROW_BATCH {
-                            self.cc.extend_metrics(t, &self.metrics, &self.metric_flows, &mut self.metric_names);
-                            self.metrics.clear();
-                            self.metric_flows.clear();
+                            self.cc.extend_metrics(t, &mut self.metrics, &mut self.metric_flows, &mut self.metric_names);
                         }
                         let before = self.metrics.len();
                         s.cc_metrics(&mut self.metrics);
@@ -202,11 +199,8 @@ impl Recorder {
                 }
             }
         }
-        self.flows.extend_rows(t, &self.flow_rows);
-        self.flow_rows.clear();
-        self.cc.extend_metrics(t, &self.metrics, &self.metric_flows, &mut self.metric_names);
-        self.metrics.clear();
-        self.metric_flows.clear();
+        self.flows.extend_rows(t, &mut self.flow_rows);
+        self.cc.extend_metrics(t, &mut self.metrics, &mut self.metric_flows, &mut self.metric_names);
         if first {
             // as many metric rows in each sample after this one as in this one (a guess: flows
             // that have not started yet have none here)

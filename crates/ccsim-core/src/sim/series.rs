@@ -278,8 +278,9 @@ pub(crate) struct FlowRow {
 pub(crate) const ROW_BATCH: usize = 256;
 
 impl FlowSeries {
-    /// Appends `rows`, each at time `t`, into the room [`Self::reserve`] made.
-    pub fn extend_rows(&mut self, t: f64, rows: &[FlowRow]) {
+    /// Appends the batch `rows`, each at time `t`, into the room [`Self::reserve`] made, and
+    /// empties it.
+    pub fn extend_rows(&mut self, t: f64, rows: &mut Vec<FlowRow>) {
         fill(&mut self.time_s, t, rows.len());
         self.flow.extend(rows.iter().map(|r| r.flow));
         self.goodput_bps.extend(rows.iter().map(|r| r.goodput_bps));
@@ -292,14 +293,22 @@ impl FlowSeries {
         self.retransmits.extend(rows.iter().map(|r| r.retransmits));
         self.timeouts.extend(rows.iter().map(|r| r.timeouts));
         self.active.extend(rows.iter().map(|r| r.active));
+        rows.clear();
     }
 }
 
 impl CcSeries {
-    /// Appends a row per metric of `metrics` (name, value), each at time `t` and of the flow at the
-    /// same place in `flows`; false, and the table marked incomplete, if memory for them could
-    /// not be had.
-    pub fn extend_metrics(&mut self, t: f64, metrics: &[ccsim_cc::Metric], flows: &[u64], names: &mut MetricNames) -> bool {
+    /// Appends a row per metric of the batch `metrics` (name, value), each at time `t` and of the
+    /// flow at the same place in `flows`, and empties both; false, and the table marked
+    /// incomplete, if memory for them could not be had.
+    pub fn extend_metrics(&mut self, t: f64, metrics: &mut Vec<ccsim_cc::Metric>, flows: &mut Vec<u64>, names: &mut MetricNames) -> bool {
+        let stored = self.append_metrics(t, metrics, flows, names);
+        metrics.clear();
+        flows.clear();
+        stored
+    }
+
+    fn append_metrics(&mut self, t: f64, metrics: &[ccsim_cc::Metric], flows: &[u64], names: &mut MetricNames) -> bool {
         debug_assert_eq!(metrics.len(), flows.len());
         if !self.reserve(metrics.len()) {
             return false;
@@ -481,8 +490,10 @@ mod tests {
             })
             .collect();
         assert!(bulk.reserve(rows.len()));
-        bulk.extend_rows(0.3, &rows[..5]);
-        bulk.extend_rows(0.3, &rows[5..]);
+        let (mut first, mut rest) = (rows[..5].to_vec(), rows[5..].to_vec());
+        bulk.extend_rows(0.3, &mut first);
+        bulk.extend_rows(0.3, &mut rest);
+        assert!(first.is_empty() && rest.is_empty(), "a written batch is emptied");
         for r in &rows {
             one.push(0.3, r.flow, r.goodput_bps, r.send_rate_bps, r.cwnd_bytes, r.cwnd_pkts, r.ssthresh_bytes, r.srtt_ms, r.rtt_ms, r.retransmits, r.timeouts, r.active);
         }
@@ -493,8 +504,10 @@ mod tests {
         let flows = [0u64, 0, 1, 1, 2];
         let (mut bulk, mut one) = (CcSeries::default(), CcSeries::default());
         let (mut bulk_names, mut one_names) = (MetricNames::default(), MetricNames::default());
-        assert!(bulk.extend_metrics(0.2, &metrics[..2], &flows[..2], &mut bulk_names));
-        assert!(bulk.extend_metrics(0.2, &metrics[2..], &flows[2..], &mut bulk_names));
+        let (mut first, mut first_flows) = (metrics[..2].to_vec(), flows[..2].to_vec());
+        assert!(bulk.extend_metrics(0.2, &mut first, &mut first_flows, &mut bulk_names));
+        assert!(first.is_empty() && first_flows.is_empty(), "a written batch is emptied");
+        assert!(bulk.extend_metrics(0.2, &mut metrics[2..].to_vec(), &mut flows[2..].to_vec(), &mut bulk_names));
         for (&(n, v), &f) in metrics.iter().zip(&flows) {
             one.push(0.2, f, one_names.key(n), v);
         }
