@@ -467,6 +467,9 @@ impl Scenario {
     /// Parses a resolved document; a missing, unknown or mistyped field is a `SimError::Scenario`
     /// naming its path (`flows[0].traffic.tcp.sack`).
     pub fn from_json(text: &str) -> Result<Scenario, SimError> {
+        if let Ok(scenario) = serde_json::from_str::<Scenario>(text) {
+            return scenario.check_format();
+        }
         let de = &mut serde_json::Deserializer::from_str(text);
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
@@ -485,6 +488,11 @@ impl Scenario {
             };
             SimError::scenario(field, inner)
         })?;
+        scenario.check_format()
+    }
+
+    fn check_format(self) -> Result<Scenario, SimError> {
+        let scenario = self;
         if scenario.ccsim_resolved != RESOLVED_FORMAT {
             return Err(SimError::scenario(
                 "ccsim_resolved",
