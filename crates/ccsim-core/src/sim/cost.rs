@@ -173,8 +173,9 @@ fn estimate(sim: &Simulation) -> Cost {
     add("sample_interval_ns", samples, series_cells, series_bytes);
 
     // The packets a link holds at once: its queue and what is on the wire, never more than arrive.
+    let smallest = smallest_packets(sim);
     for (l, link) in sim.links.iter().enumerate() {
-        let packet_bytes = smallest_packet(sim, l);
+        let packet_bytes = smallest[l];
         let (limit_pkts, limit_bytes) = link.queue_limit();
         let queue = match (limit_pkts, limit_bytes) {
             (Some(p), Some(b)) => (p as f64).min(b as f64 / packet_bytes),
@@ -266,24 +267,27 @@ fn link_bytes(link: &Link, run_s: f64) -> f64 {
     link.rate_bps as f64 * run_s / 8.0
 }
 
-/// The smallest packet crossing link `l` (an ACK is 52 bytes), which bounds how many a byte limit holds.
-fn smallest_packet(sim: &Simulation, l: usize) -> f64 {
-    let l = l as u32;
-    let mut smallest = f64::INFINITY;
+/// The smallest packet crossing each link (an ACK is 52 bytes), which bounds how many a byte limit
+/// holds: one pass over the routes (one per link would be links x flows, 0.75 s at 10,000 flows).
+fn smallest_packets(sim: &Simulation) -> Vec<f64> {
+    let mut smallest = vec![f64::INFINITY; sim.links.len()];
     for (i, f) in sim.flows.iter().enumerate() {
-        if f.route.forward.contains(&l) {
-            smallest = smallest.min(match &sim.scenario.flows[i].traffic {
-                Traffic::Tcp { tcp, .. } | Traffic::Web { tcp, .. } => (tcp.mss_bytes + tcp.header_bytes) as f64,
-                Traffic::Cbr { payload_bytes, header_bytes, .. } | Traffic::Voip { payload_bytes, header_bytes, .. } => {
-                    (payload_bytes + header_bytes) as f64
-                }
-            });
+        let data = match &sim.scenario.flows[i].traffic {
+            Traffic::Tcp { tcp, .. } | Traffic::Web { tcp, .. } => (tcp.mss_bytes + tcp.header_bytes) as f64,
+            Traffic::Cbr { payload_bytes, header_bytes, .. } | Traffic::Voip { payload_bytes, header_bytes, .. } => {
+                (payload_bytes + header_bytes) as f64
+            }
+        };
+        for &l in &f.route.forward {
+            smallest[l as usize] = smallest[l as usize].min(data);
         }
-        if f.route.reverse.contains(&l) && matches!(f.app, App::Tcp { .. } | App::Web(_)) {
-            smallest = smallest.min(ack_wire_bytes(0) as f64);
+        if matches!(f.app, App::Tcp { .. } | App::Web(_)) {
+            for &l in &f.route.reverse {
+                smallest[l as usize] = smallest[l as usize].min(ack_wire_bytes(0) as f64);
+            }
         }
     }
-    if smallest.is_finite() { smallest.max(1.0) } else { 1500.0 }
+    smallest.into_iter().map(|s| if s.is_finite() { s.max(1.0) } else { 1500.0 }).collect()
 }
 
 /// The resolved field of the queue of the link named `name` (the names of `topology.rs`).
@@ -323,6 +327,40 @@ mod tests {
 
     fn top_driver(cost: &Cost, by: impl Fn(&Driver) -> f64) -> &str {
         &cost.drivers.iter().max_by(|a, b| by(a).total_cmp(&by(b))).expect("drivers").field
+    }
+
+    /// The smallest packet on link `l` by its definition: a look at every flow (the estimate's
+    /// one pass over the routes must give the same).
+    fn smallest_packet_of(sim: &Simulation, l: u32) -> f64 {
+        let mut smallest = f64::INFINITY;
+        for (i, f) in sim.flows.iter().enumerate() {
+            if f.route.forward.contains(&l) {
+                smallest = smallest.min(match &sim.scenario.flows[i].traffic {
+                    Traffic::Tcp { tcp, .. } | Traffic::Web { tcp, .. } => (tcp.mss_bytes + tcp.header_bytes) as f64,
+                    Traffic::Cbr { payload_bytes, header_bytes, .. } | Traffic::Voip { payload_bytes, header_bytes, .. } => {
+                        (payload_bytes + header_bytes) as f64
+                    }
+                });
+            }
+            if f.route.reverse.contains(&l) && matches!(f.app, App::Tcp { .. } | App::Web(_)) {
+                smallest = smallest.min(ack_wire_bytes(0) as f64);
+            }
+        }
+        if smallest.is_finite() { smallest.max(1.0) } else { 1500.0 }
+    }
+
+    #[test]
+    fn the_smallest_packet_of_each_link_is_that_of_the_flows_crossing_it() {
+        let mut small_cbr = cbr(1_000_000);
+        small_cbr["payload_bytes"] = 20.into();
+        let s = sim(1, &[newreno(), small_cbr, web(2.0, 100_000), cbr(5_000_000)]);
+        let smallest = smallest_packets(&s);
+        assert_eq!(smallest.len(), s.links.len());
+        for l in 0..s.links.len() {
+            assert_eq!(smallest[l], smallest_packet_of(&s, l as u32), "link {}", s.links[l].name);
+        }
+        // the check can fail: the links differ (a 48-byte CBR packet, ACKs, full segments)
+        assert!(smallest.iter().any(|&b| b < 52.0) && smallest.iter().any(|&b| b > 1000.0), "{smallest:?}");
     }
 
     #[test]
