@@ -92,3 +92,32 @@ def test_validate_takes_every_example_including_the_sweep_plan():
     assert losses == sorted(set(losses)) and len(losses) == len(SweepPlan.from_toml(plans[0]).points())
     plain = CliRunner().invoke(cli, ["validate", str(plans[0])])
     assert plain.exit_code == 0 and plain.output.startswith("ok: sweep plan, ")
+
+
+def _three_flows() -> Scenario:
+    text = (ROOT / "examples" / "single_flow.toml").read_text().replace("count = 1", "count = 3")
+    return Scenario.from_toml_str(text)
+
+
+def test_the_resolved_json_is_the_resolved_document_and_made_once():
+    model = _three_flows()
+    assert json.loads(model.resolved_json) == model.resolve()
+    assert model.resolved_json is model.resolved_json  # cached: a frozen model resolves once
+
+
+def test_a_copy_with_other_fields_resolves_anew():
+    model = _three_flows()
+    before = json.loads(model.resolved_json)
+    longer = model.model_copy(update={"run": model.run.model_copy(update={"duration_ns": 2 * model.run.duration_ns})})
+    after = json.loads(longer.resolved_json)
+    assert after["duration_ns"] == 2 * before["duration_ns"]
+    assert after == longer.resolve()
+
+
+def test_resolve_gives_every_flow_its_own_tables():
+    # the flows of one `count` are built from one template; a caller changing one changes no other
+    doc = _three_flows().resolve()
+    doc["flows"][0]["traffic"]["params"]["changed"] = 1.0
+    doc["flows"][0]["intervals"][0]["stop_ns"] = 1
+    assert "changed" not in doc["flows"][1]["traffic"]["params"]
+    assert doc["flows"][2]["intervals"][0]["stop_ns"] != 1

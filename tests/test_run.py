@@ -201,3 +201,19 @@ def test_cli_list_shows_every_algorithm_and_parameter(core):
 
 def test_algorithms_is_exported(core):
     assert [a["name"] for a in ccsim.algorithms()] == [a["name"] for a in core.algorithms()]
+
+
+def test_meta_json_puts_each_flow_on_a_line_and_reads_back_as_written(tmp_path):
+    result = handmade_result()
+    result.meta["scenario"]["flows"] = [dict(result.meta["scenario"]["flows"][0], name=f"f{i}") for i in range(3)]
+    result.meta["wall_time_s"] = float("nan")  # written as null, as json_safe does
+    path = result.save(tmp_path / "run")
+    text = (path / "meta.json").read_text()
+    meta = json.loads(text)
+    assert meta["scenario"]["flows"] == result.meta["scenario"]["flows"]
+    assert meta["wall_time_s"] is None
+    assert meta["scenario"]["topology"] == result.meta["scenario"]["topology"]
+    flow_lines = [line for line in text.splitlines() if line.lstrip().startswith('{"name": "f')]
+    assert len(flow_lines) == 3 and all(line.startswith("      {") for line in flow_lines)
+    assert '\n  "scenario": {\n    "ccsim_resolved"' in text  # the rest indented as before
+    assert Result.load(path).scenario == result.scenario

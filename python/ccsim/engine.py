@@ -7,7 +7,6 @@ it imports nothing heavy, so ``ccsim validate`` and ``ccsim list`` stay quick.
 from __future__ import annotations
 
 import importlib
-import json
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -34,4 +33,4 @@ def algorithms() -> list[dict[str, Any]]:
 
 def build_simulation(scenario: "Scenario", seed: int) -> Any:
     """An engine Simulation for ``scenario``; the engine re-validates and raises ScenarioError."""
-    return load_core().Simulation(json.dumps(scenario.resolve()), seed)
+    return load_core().Simulation(scenario.resolved_json, seed)

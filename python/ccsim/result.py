@@ -30,6 +30,7 @@ import platform
 import socket
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,7 +124,7 @@ class Result:
             "ccsim_version": __version__,
             "git_revision": git_revision() if provenance else None,
             "seed": seed,
-            "scenario": scenario.resolve(),
+            "scenario": json.loads(scenario.resolved_json),  # a fresh copy: the caller may change it
             "scenario_toml": toml_text,
             "algorithm_params": _algorithm_params(raw.get("params_used", [])),
             "engine_stats": raw.get("stats", {}),
@@ -159,7 +160,7 @@ class Result:
 
     def _write(self, directory: Path, plots: bool) -> None:
         meta = dict(self.meta, run_summary=self.run_summary)
-        (directory / META_FILE).write_text(json.dumps(json_safe(meta), indent=2) + "\n", encoding="utf-8")
+        (directory / META_FILE).write_text(meta_json(meta) + "\n", encoding="utf-8")
         for name, table in self._tables.items():
             pq.write_table(table, directory / f"{name}.parquet", **_PARQUET_OPTIONS)
         if plots:
@@ -224,6 +225,23 @@ def read_parquet(path: Path) -> pa.Table:
     except (pa.ArrowException, OSError, ValueError) as e:
         reason = str(e).splitlines()[0] if str(e) else e.__class__.__name__
         raise CcsimError(f"{path}: not a readable Parquet file ({reason})") from None
+
+
+def meta_json(meta: dict[str, Any]) -> str:
+    """``meta.json``'s text: indented by two, except that each flow of the resolved scenario is one
+    line. A 100,000-flow scenario is millions of values, which Python's indenting encoder (pure
+    Python) took over ten seconds to write; one line per flow is its C encoder's, and as easy to
+    read. The resolved document has no NaN or infinity (the engine read it as JSON), so it needs no
+    :func:`json_safe`."""
+    scenario = meta.get("scenario")
+    flows = scenario.get("flows") if isinstance(scenario, dict) else None
+    if not isinstance(flows, list) or not flows:
+        return json.dumps(json_safe(meta), indent=2)
+    marker = f"flows-{uuid.uuid4().hex}"  # stands in for the list while the rest is indented
+    text = json.dumps(json_safe(dict(meta, scenario=dict(scenario, flows=marker))), indent=2)
+    encode = json.JSONEncoder(allow_nan=False).encode  # one encoder: the C one, made once
+    lines = ",\n".join("      " + encode(flow) for flow in flows)
+    return text.replace(f'"{marker}"', "[\n" + lines + "\n    ]", 1)
 
 
 def json_safe(value: Any) -> Any:

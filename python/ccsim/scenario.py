@@ -10,7 +10,6 @@ docs/scenario-format.md.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import functools
 import importlib
@@ -975,6 +974,16 @@ _DUMBBELL_KEYS = {
 }
 
 
+def _copy_tree(value: Any) -> Any:
+    """A copy of a tree of dicts and lists (each flow of a ``count`` gets its own): a third of the
+    time of ``copy.deepcopy``, which keeps a memo of everything it copies."""
+    if isinstance(value, dict):
+        return {k: _copy_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_tree(v) for v in value]
+    return value
+
+
 class Scenario(_Section):
     """A whole scenario file. Build with :func:`load_scenario`, ``from_toml`` or ``from_dict`` (these
     raise ScenarioError; plain ``model_validate`` raises pydantic's ValidationError)."""
@@ -1037,7 +1046,7 @@ class Scenario(_Section):
         except ImportError:
             return
         try:
-            core.validate_resolved(json.dumps(self.resolve()))
+            core.validate_resolved(self.resolved_json)
         except ScenarioError as e:
             raise e.with_field(self.user_field(e.field)) from None
 
@@ -1141,9 +1150,28 @@ class Scenario(_Section):
     def flow_count(self) -> int:
         return sum(f.count for f in self.flows)
 
+    @functools.cached_property
+    def resolved_json(self) -> str:
+        """:meth:`resolve` as JSON text, made once per scenario (the model is frozen) and read by the
+        engine's check, the run and the run's record: for thousands of flows, resolving the
+        document and encoding it were most of the front end's time, three times over
+        (docs/performance.md, "Many flows through ``ccsim run``")."""
+        return json.dumps(self._resolve(copies=False))
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Scenario":
+        copied = super().model_copy(update=update, deep=deep)
+        copied.__dict__.pop("resolved_json", None)  # other fields: resolved anew
+        return copied
+
     def resolve(self) -> dict[str, Any]:
         """The resolved document the engine reads (docs/resolved-scenario.md): canonical units, every
         default written out, no nulls; ``_core.validate_resolved`` checks it."""
+        return self._resolve(copies=True)
+
+    def _resolve(self, copies: bool) -> dict[str, Any]:
+        """:meth:`resolve`; without ``copies`` the flows of one ``count`` share their nested tables
+        (``intervals``, ``traffic``): for a document only encoded, never changed."""
+        fresh = _copy_tree if copies else (lambda value: value)
         run = self.run
         hops = self.topology.hop_count
         flows = []
@@ -1171,11 +1199,11 @@ class Scenario(_Section):
             for name in self._names(i, flow):
                 flows.append({
                     "name": name,
-                    "intervals": copy.deepcopy(intervals),
+                    "intervals": fresh(intervals),
                     "start_spread_ns": spread,
-                    "access_delay": dict(access_delay),
-                    "route": dict(route),
-                    "traffic": copy.deepcopy(traffic),
+                    "access_delay": fresh(access_delay),
+                    "route": fresh(route),
+                    "traffic": fresh(traffic),
                 })
         return {
             "ccsim_resolved": RESOLVED_FORMAT,
