@@ -2,10 +2,12 @@
 
     python benchmarks/many_flows_run.py                          # 10,000 flows for 10 s, 100,000 for 1 s
     python benchmarks/many_flows_run.py --flows 10000 --seconds 10 --python BEFORE/bin/python --python AFTER/bin/python
+    python benchmarks/many_flows_run.py --flows 10000 --seconds 10 --plots     # with the default figures
 
 The scenario is the engine benchmark's (``bench_dumbbell``): 1 Gbit/s, 5 ms each way, an
 833-packet drop-tail queue, N NewReno flows with the default TCP settings, 1 Gbit/s access links,
-100 ms sampling. Each point runs ``python -m ccsim.cli -q run SCENARIO --no-plots`` in a fresh
+100 ms sampling. Each point runs ``python -m ccsim.cli -q run SCENARIO --no-plots`` (``--plots``: without
+``--no-plots``) in a fresh
 process (Python start-up, the scenario's checks, the cost estimate, the run, the tables and the run
 directory), once per ``--python`` and repetition, interleaved; the table gives the median. Numbers
 are recorded in docs/performance.md ("Many flows through ``ccsim run``"). Not part of the test
@@ -45,11 +47,11 @@ def scenario(flows: int, seconds: float) -> str:
     return text
 
 
-def run_once(python: str, path: Path, out: Path) -> tuple[float, float, float]:
+def run_once(python: str, path: Path, out: Path, plots: bool) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MiB) of one ``ccsim run`` in a fresh process."""
     started = time.perf_counter()
-    child = subprocess.Popen([python, "-m", "ccsim.cli", "-q", "run", str(path), "--no-plots", "--force", "--out", str(out)],
-                             stdout=subprocess.DEVNULL)
+    command = [python, "-m", "ccsim.cli", "-q", "run", str(path), "--force", "--out", str(out)] + ([] if plots else ["--no-plots"])
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)  # this child's own usage
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
@@ -63,6 +65,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, nargs="*", help="simulated seconds per flow count (default: 10 and 1)")
     parser.add_argument("--python", action="append", help="an installation's interpreter (repeatable; default: this one)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--plots", action="store_true", help="the default figures too (the command without --no-plots)")
     args = parser.parse_args()
     flows = args.flows or [10_000, 100_000]
     seconds = args.seconds or ([10.0, 1.0] if not args.flows else [10.0] * len(flows))
@@ -79,7 +82,7 @@ def main() -> None:
             runs: dict[str, list[tuple[float, float, float]]] = {p: [] for p in pythons}
             for _ in range(args.repeat):
                 for p in pythons:
-                    runs[p].append(run_once(p, path, Path(tmp) / "out"))
+                    runs[p].append(run_once(p, path, Path(tmp) / "out", args.plots))
             for p in pythons:
                 wall, cpu, rss = (statistics.median(r[i] for r in runs[p]) for i in range(3))
                 print(f"| {p} | {n:,} | {secs:g} | {wall:.2f} | {cpu:.2f} | {rss:,.0f} |", flush=True)

@@ -124,6 +124,45 @@ def test_binned_run_plots_keep_default_names(run_dir, tmp_path):
     assert plots.plot_jain_over_time(flows, tmp_path, 0.5).name == "jain.png"
 
 
+def _captured_axes(monkeypatch):
+    """The axes of the next figure a plot function saves."""
+    seen = []
+    real = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, name: seen.append(fig.axes[0]) or real(fig, out, name))
+    return seen
+
+
+def _many_flows(n: int) -> pd.DataFrame:
+    times = np.arange(1, 11) * 0.1
+    return pd.DataFrame({
+        "flow": np.repeat(np.arange(n), len(times)),
+        "time_s": np.tile(times, n),
+        "cwnd_pkts": np.repeat(np.arange(n, dtype=float), len(times)),  # flow i holds i packets
+        "goodput_bps": np.repeat(np.arange(n, dtype=float) * 1e5, len(times)),
+    })
+
+
+def test_many_flows_are_drawn_as_their_spread_not_a_line_each(tmp_path, monkeypatch):
+    axes = _captured_axes(monkeypatch)
+    plots.plot_cwnd(_many_flows(101), tmp_path)
+    ax = axes[-1]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["10th-90th percentile of the flows", "median flow", "largest flow"]
+    assert "101 flows" in ax.get_title()
+    median, largest = (line for line in ax.get_lines() if line.get_label() in ("median flow", "largest flow"))
+    assert set(median.get_ydata()) == {50.0} and set(largest.get_ydata()) == {100.0}
+    plots.plot_goodput(_many_flows(101), tmp_path, bin_s=0.5, capacity_bps=1e9)  # bin means of each flow
+    median = next(line for line in axes[-1].get_lines() if line.get_label() == "median flow")
+    assert list(median.get_xdata()) == [0.25, 0.75] and set(median.get_ydata()) == {5.0}
+
+
+def test_a_few_flows_keep_a_line_each(tmp_path, monkeypatch):
+    axes = _captured_axes(monkeypatch)
+    plots.plot_cwnd(_many_flows(plots.MAX_FLOW_LINES), tmp_path, names=[f"f{i}" for i in range(plots.MAX_FLOW_LINES)])
+    labels = [t.get_text() for t in axes[-1].get_legend().get_texts()]
+    assert labels == [f"f{i}" for i in range(plots.MAX_FLOW_LINES)]
+
+
 # --- the report ----------------------------------------------------------------------------------------
 
 

@@ -68,6 +68,9 @@ __all__ = [
 
 BOTTLENECK_LINK = "bottleneck"
 QUEUED_MS = 1.0  # links whose queueing delay never reaches this are left out of the delay plots
+# More flows than this and a per-flow plot draws their spread instead of a line each (one legend
+# column: beyond it lines and names can no longer be told apart, and 10,000 lines took minutes).
+MAX_FLOW_LINES = 16
 _FIGSIZE = (8.0, 4.5)
 _DPI = 150
 # suffix -> Matplotlib format, and the metadata that would make two identical figures differ (dates,
@@ -209,9 +212,14 @@ def _plot_per_flow(
     binned_title: str | None = None,
     capacity_bps: float | None = None,
 ) -> Path:
-    """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin means."""
+    """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin
+    means. More than MAX_FLOW_LINES flows: their spread over time instead (:func:`_plot_flow_spread`)."""
     fig, ax = _figure()
-    for i, (flow, rows) in enumerate(_groups(flows, "flow")):
+    many = "flow" in flows and flows["flow"].nunique() > MAX_FLOW_LINES
+    if many:
+        count = _plot_flow_spread(ax, flows, column=column, scale=scale, step=step, bin_s=bin_s)
+        title = f"{title}: {count:,} flows"
+    for i, (flow, rows) in enumerate([] if many else _groups(flows, "flow")):
         label = _flow_label(flow, names)
         cue = series_style(i)
         color = cue["color"]
@@ -231,6 +239,30 @@ def _plot_per_flow(
     heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
     _finish_time_axes(ax, ylabel, heading, window)
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
+
+
+def _plot_flow_spread(ax, flows: pd.DataFrame, *, column: str, scale: float, step: bool, bin_s: float | None) -> int:
+    """The flows' values of ``column`` x ``scale`` at each sample time: the median, the band from the
+    10th to the 90th percentile, and the largest; with ``bin_s``, of each flow's mean over bins of
+    ``bin_s`` seconds. Returns the number of flows."""
+    rows = flows[["flow", "time_s", column]].dropna()
+    if bin_s is not None:  # each flow's mean over a bin, at the bin's middle (bins as `binned` makes them)
+        index = np.maximum(np.ceil(rows["time_s"].to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0)
+        rows = rows.assign(time_s=(index + 0.5) * bin_s).groupby(["flow", "time_s"], as_index=False)[column].mean()
+    by_time = rows.groupby("time_s")[column]
+    spread = by_time.quantile([0.1, 0.5, 0.9]).unstack().sort_index() * scale
+    largest = by_time.max().sort_index() * scale
+    times = spread.index.to_numpy()
+    steps = step and bin_s is None  # a sample holds over its interval; bin means are points
+    ax.fill_between(times, spread[0.1], spread[0.9], color=PALETTE[0], alpha=0.25, linewidth=0,
+                    label="10th-90th percentile of the flows", step="post" if steps else None)
+    for values, style in ((spread[0.5], dict(color=PALETTE[0], linewidth=1.4, label="median flow")),
+                          (largest, dict(color=PALETTE[5], linestyle=":", linewidth=1.0, label="largest flow"))):
+        if steps:
+            ax.step(times, values, where="post", **style)
+        else:
+            ax.plot(times, values, **style)
+    return int(rows["flow"].nunique())
 
 
 def plot_runs_overlaid(
