@@ -156,6 +156,32 @@ def test_many_flows_are_drawn_as_their_spread_not_a_line_each(tmp_path, monkeypa
     assert list(median.get_xdata()) == [0.25, 0.75] and set(median.get_ydata()) == {5.0}
 
 
+def test_the_other_per_flow_figures_of_many_flows_aggregate_them(tmp_path, monkeypatch):
+    axes = _captured_axes(monkeypatch)
+    flows = _many_flows(40)
+    plots.plot_totals(flows, tmp_path, capacity_bps=1e9)
+    total = next(line for line in axes[-1].get_lines() if line.get_label() == "total of 40 flows")
+    assert set(total.get_ydata()) == {sum(range(40)) * 0.1}  # Mbit/s: flow i sends i x 0.1
+    plots.plot_box(flows, tmp_path)
+    assert [t.get_text() for t in axes[-1].get_xticklabels()] == ["every interval of the 40 flows", "the 40 flows' means"]
+    hist = pd.DataFrame({"what": "rtt", "name": [f"f{i}" for i in range(40)], "value_ms": 10.0 + np.arange(40), "count": 1})
+    plots.plot_delay_cdf(hist, tmp_path, "rtt")
+    (curve,) = axes[-1].get_lines()
+    assert curve.get_label() == "all 40 flows (40 samples)" and curve.get_ydata()[-1] == 1.0
+
+
+def test_the_run_report_names_algorithms_not_thousands_of_flows():
+    from ccsim.report import _run_scatter_points
+
+    class Many:
+        summary = pd.DataFrame({"name": [f"f{i}" for i in range(40)], "algorithm": ["newreno"] * 30 + ["chd"] * 10,
+                                "goodput_bps": 1e6, "rtt_p95_ms": 20.0})
+    labels = _run_scatter_points(Many())["label"]
+    assert sorted(set(labels)) == ["chd (10 flows)", "newreno (30 flows)"]
+    Many.summary = Many.summary.head(3)
+    assert list(_run_scatter_points(Many())["label"]) == ["f0 (newreno)", "f1 (newreno)", "f2 (newreno)"]
+
+
 def test_a_few_flows_keep_a_line_each(tmp_path, monkeypatch):
     axes = _captured_axes(monkeypatch)
     plots.plot_cwnd(_many_flows(plots.MAX_FLOW_LINES), tmp_path, names=[f"f{i}" for i in range(plots.MAX_FLOW_LINES)])

@@ -302,7 +302,12 @@ def plot_totals(
     total goodput, with the bottleneck's rate as a dotted line. An interval where a flow has no row
     (before it starts, after it ends) counts as zero for it."""
     fig, ax = _figure()
-    if not flows.empty:
+    if not flows.empty and flows["flow"].nunique() > MAX_FLOW_LINES:  # parts too thin to see: the total alone
+        total = flows.groupby("time_s")["goodput_bps"].sum().sort_index() / 1e6
+        ax.fill_between(total.index.to_numpy(), total.to_numpy(), step="post", color=PALETTE[0], alpha=0.35, linewidth=0)
+        ax.plot(total.index, total, color="black", linewidth=0.8, drawstyle="steps-post",
+                label=f"total of {flows['flow'].nunique():,} flows")
+    elif not flows.empty:
         wide = flows.pivot_table(index="time_s", columns="flow", values="goodput_bps", aggfunc="sum").fillna(0.0).sort_index()
         labels = [_flow_label(f, names) for f in wide.columns]
         colors = [series_style(i)["color"] for i in range(len(labels))]
@@ -335,6 +340,10 @@ def plot_box(
     rows = flows if window is None or flows.empty else flows[(flows["time_s"] > window[0]) & (flows["time_s"] <= window[1])]
     groups = [(f, r[column].dropna().to_numpy() * scale) for f, r in _groups(rows, "flow")] if not rows.empty else []
     groups = [(f, v) for f, v in groups if v.size]
+    if len(groups) > MAX_FLOW_LINES:  # a box per flow is unreadable: every interval of them all, and their means
+        count = len(groups)
+        groups = [(f"every interval of the {count:,} flows", np.concatenate([v for _, v in groups])),
+                  (f"the {count:,} flows' means", np.array([v.mean() for _, v in groups]))]
     if groups:
         parts = ax.boxplot([v for _, v in groups], showmeans=True, patch_artist=True, widths=0.6,
                            meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black", "markersize": 5},
@@ -656,18 +665,19 @@ def plot_delay_cdf(
     fig, ax = _figure()
     rows = delay_hist[delay_hist["what"] == what] if not delay_hist.empty and "what" in delay_hist else delay_hist.iloc[0:0]
     wanted = None if names is None else set(names)
-    i = 0
-    for name, g in rows.groupby("name", sort=False):
-        if wanted is not None and name not in wanted:
-            continue
+    curves = [(name, g) for name, g in rows.groupby("name", sort=False)
+              if (wanted is None or name in wanted)
+              and not (what == "qdelay" and g["value_ms"].max() < QUEUED_MS)]  # a link that never queued: a line at 0
+    if len(curves) > MAX_FLOW_LINES:  # too many to tell apart: every sample of them all in one curve
+        pooled = pd.concat([g for _, g in curves]).groupby("value_ms", as_index=False)["count"].sum()
+        kind = "flows" if what == "rtt" else "links"
+        curves = [(f"all {len(curves):,} {kind}", pooled)]
+    for i, (name, g) in enumerate(curves):
         g = g.sort_values("value_ms")
         counts = g["count"].to_numpy(dtype=float)
-        if what == "qdelay" and g["value_ms"].max() < QUEUED_MS:
-            continue  # a link that never queued: a vertical line at 0
         cue = series_style(i)
         ax.step(np.r_[0.0, g["value_ms"].to_numpy()], np.r_[0.0, np.cumsum(counts) / counts.sum()], where="post",
                 color=cue["color"], linestyle=cue["linestyle"], label=f"{name} ({int(counts.sum())} samples)")
-        i += 1
     span = "whole run" if window is None else f"{window[0]:g}-{window[1]:g} s"
     quantity = "queueing delay" if what == "qdelay" else "round-trip time"
     ax.set_xlabel(f"{quantity} (ms, per packet)")

@@ -169,6 +169,8 @@ def run_report_html(directory: str | Path) -> str:
 
 
 def _run_scatter_points(result: "Result") -> pd.DataFrame:
+    from ccsim.plots import MAX_FLOW_LINES  # lazy: matplotlib (the report has imported it by now)
+
     summary = result.summary
     if summary.empty or not {"goodput_bps", "rtt_p95_ms"} <= set(summary.columns):
         return pd.DataFrame()
@@ -177,7 +179,11 @@ def _run_scatter_points(result: "Result") -> pd.DataFrame:
         rows = rows[rows["kind"].fillna("tcp") == "tcp"]
     name = rows["name"].astype(str) if "name" in rows else rows.index.astype(str)
     algo = rows["algorithm"].astype(str) if "algorithm" in rows else ""
-    rows = rows.assign(label=(name + " (" + algo + ")") if "algorithm" in rows else name)
+    if len(rows) > MAX_FLOW_LINES and "algorithm" in rows:  # a legend of thousands of names: one per algorithm
+        counts = algo.map(algo.value_counts())
+        rows = rows.assign(label=algo + " (" + counts.map("{:,} flows".format) + ")")
+    else:
+        rows = rows.assign(label=(name + " (" + algo + ")") if "algorithm" in rows else name)
     return rows[["label", "goodput_bps", "rtt_p95_ms"]].dropna()
 
 
