@@ -154,6 +154,7 @@ def test_many_flows_are_drawn_as_their_spread_not_a_line_each(tmp_path, monkeypa
     plots.plot_goodput(_many_flows(101), tmp_path, bin_s=0.5, capacity_bps=1e9)  # bin means of each flow
     median = next(line for line in axes[-1].get_lines() if line.get_label() == "median flow")
     assert list(median.get_xdata()) == [0.25, 0.75] and set(median.get_ydata()) == {5.0}
+    assert axes[-1].get_title() == "Goodput: 101 flows (0.5 s averages)"
 
 
 def test_the_other_per_flow_figures_of_many_flows_aggregate_them(tmp_path, monkeypatch):

@@ -218,7 +218,7 @@ def _plot_per_flow(
     many = "flow" in flows and flows["flow"].nunique() > MAX_FLOW_LINES
     if many:
         count = _plot_flow_spread(ax, flows, column=column, scale=scale, step=step, bin_s=bin_s)
-        title = f"{title}: {count:,} flows"
+        title, binned_title = f"{title}: {count:,} flows", f"{binned_title or title}: {count:,} flows"
     for i, (flow, rows) in enumerate([] if many else _groups(flows, "flow")):
         label = _flow_label(flow, names)
         cue = series_style(i)
