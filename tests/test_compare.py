@@ -126,3 +126,41 @@ def test_no_flow_in_common_is_an_error(runs, tmp_path):
     result = CliRunner().invoke(cli, ["compare", str(clean), str(out), "--out", str(tmp_path / "c")])
     assert result.exit_code == 2 and "no TCP flow of the same name" in result.stderr
     assert not (tmp_path / "c").exists()
+
+
+def _many_flow_comparison(flows: int):
+    import pandas as pd
+
+    from ccsim.compare import Comparison
+
+    rows = [{"scope": f"f{i}", "metric": "goodput (Mbit/s)", "a": float(i), "b": 2.0 * i, "diff_pct": 100.0} for i in range(flows)]
+    rows.append({"scope": "bottleneck", "metric": "utilisation (%)", "a": 90.0, "b": 99.0, "diff_pct": 10.0})
+    return Comparison("A", "B", pd.DataFrame(rows))
+
+
+def test_the_console_shows_the_median_flow_of_many_and_every_flow_of_a_few():
+    many = _many_flow_comparison(41).condensed(16)
+    assert list(many["scope"]) == ["median of 41 flows", "bottleneck"]
+    assert list(many.iloc[0][["a", "b", "diff_pct"]]) == [20.0, 40.0, 100.0]
+    few = _many_flow_comparison(16)
+    assert few.condensed(16) is few.rows
+
+
+def test_many_flows_of_two_runs_are_overlaid_as_each_run_s_spread(tmp_path, monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    from ccsim import plots
+
+    seen = []
+    real = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, name: seen.append(fig.axes[0]) or real(fig, out, name))
+    times = np.arange(1, 6) * 0.1
+    run = pd.DataFrame({"time_s": np.tile(times, 30), "name": np.repeat([f"f{i}" for i in range(30)], 5),
+                        "cwnd_pkts": np.repeat(np.arange(30, dtype=float), 5)})
+    plots.plot_runs_overlaid([("A", run), ("B", run.assign(cwnd_pkts=run["cwnd_pkts"] * 2))], tmp_path, column="cwnd_pkts",
+                             scale=1.0, ylabel="cwnd", title="cwnd", filename="cwnd.png")
+    lines = {line.get_label(): line for line in seen[-1].get_lines()}
+    assert set(lines["A, median of 30 flows"].get_ydata()) == {14.5}
+    assert set(lines["B, median of 30 flows"].get_ydata()) == {29.0}
+    assert len(seen[-1].get_legend().get_texts()) == 6  # band, median and largest of each run

@@ -147,12 +147,12 @@ def test_many_flows_are_drawn_as_their_spread_not_a_line_each(tmp_path, monkeypa
     plots.plot_cwnd(_many_flows(101), tmp_path)
     ax = axes[-1]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["10th-90th percentile of the flows", "median flow", "largest flow"]
+    assert labels == ["10th-90th percentile of the flows", "median of the flows", "largest of the flows"]
     assert "101 flows" in ax.get_title()
-    median, largest = (line for line in ax.get_lines() if line.get_label() in ("median flow", "largest flow"))
+    median, largest = (line for line in ax.get_lines() if line.get_label() in ("median of the flows", "largest of the flows"))
     assert set(median.get_ydata()) == {50.0} and set(largest.get_ydata()) == {100.0}
     plots.plot_goodput(_many_flows(101), tmp_path, bin_s=0.5, capacity_bps=1e9)  # bin means of each flow
-    median = next(line for line in axes[-1].get_lines() if line.get_label() == "median flow")
+    median = next(line for line in axes[-1].get_lines() if line.get_label() == "median of the flows")
     assert list(median.get_xdata()) == [0.25, 0.75] and set(median.get_ydata()) == {5.0}
     assert axes[-1].get_title() == "Goodput: 101 flows (0.5 s averages)"
 

@@ -429,6 +429,8 @@ def compare(dir_a: Path, dir_b: Path, out: Path | None, force: bool, no_plots: b
         return
     console = Console()
     console.print(_comparison_table(comparison))
+    if comparison.rows["scope"].nunique() - 1 > MAX_CONSOLE_FLOWS:
+        console.print(f"(every flow's rows: {escape(safe_for_terminal(out / 'compare.csv'))})")
     for note in comparison.notes:
         console.print(f"note: {escape(safe_for_terminal(note))}")
     console.print(f"wrote {escape(safe_for_terminal(out))}")
@@ -440,12 +442,16 @@ def _comparison_table(comparison: Any) -> Table:
     for column in ("", "metric", "A", "B", "B vs A"):
         table.add_column(column, justify="left" if column in ("", "metric") else "right")
     previous = None
-    for row in comparison.rows.itertuples(index=False):
+    for row in comparison.condensed(MAX_CONSOLE_FLOWS).itertuples(index=False):
         scope = _cell(row.scope) if row.scope != previous else ""
         previous = row.scope
         diff = "" if math.isnan(row.diff_pct) else f"{row.diff_pct:+.1f} %"
         table.add_row(scope, row.metric, _compared_value(row.a), _compared_value(row.b), diff)
     return table
+
+
+# More flows than this and `ccsim compare` prints their medians, not a row block per flow.
+MAX_CONSOLE_FLOWS = 16
 
 
 def _compared_value(value: float) -> str:

@@ -59,6 +59,19 @@ class Comparison:
     rows: pd.DataFrame
     notes: list[str] = field(default_factory=list)
 
+    def condensed(self, max_flows: int) -> pd.DataFrame:
+        """The rows to show on a console: all of them up to ``max_flows`` flows; beyond, per metric
+        the median over the flows of A's and of B's values (and B's difference between the two
+        medians), then the bottleneck's rows. compare.csv keeps every flow."""
+        flows = self.rows[self.rows["scope"] != "bottleneck"]
+        count = flows["scope"].nunique()
+        if count <= max_flows:
+            return self.rows
+        medians = flows.groupby("metric", sort=False)[["a", "b"]].median().reset_index()
+        medians["diff_pct"] = [_difference_pct(a, b) for a, b in zip(medians["a"], medians["b"])]
+        medians.insert(0, "scope", f"median of {count:,} flows")
+        return pd.concat([medians, self.rows[self.rows["scope"] == "bottleneck"]], ignore_index=True)
+
 
 def run_label(result: Result, directory: Path) -> str:
     """``kernel (DIR)``, ``kernel, builtin reno (DIR)`` or ``simulator (DIR)``."""

@@ -241,10 +241,11 @@ def _plot_per_flow(
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
 
 
-def _plot_flow_spread(ax, flows: pd.DataFrame, *, column: str, scale: float, step: bool, bin_s: float | None) -> int:
+def _plot_flow_spread(ax, flows: pd.DataFrame, *, column: str, scale: float, step: bool, bin_s: float | None,
+                      color: str = PALETTE[0], linestyle: str = "-", name: str = "{} of the flows") -> int:
     """The flows' values of ``column`` x ``scale`` at each sample time: the median, the band from the
-    10th to the 90th percentile, and the largest; with ``bin_s``, of each flow's mean over bins of
-    ``bin_s`` seconds. Returns the number of flows."""
+    10th to the 90th percentile, and the largest (``name`` formats each label); with ``bin_s``, of
+    each flow's mean over bins of ``bin_s`` seconds. Returns the number of flows."""
     rows = flows[["flow", "time_s", column]].dropna()
     if bin_s is not None:  # each flow's mean over a bin, at the bin's middle (bins as `binned` makes them)
         index = np.maximum(np.ceil(rows["time_s"].to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0)
@@ -254,10 +255,11 @@ def _plot_flow_spread(ax, flows: pd.DataFrame, *, column: str, scale: float, ste
     largest = by_time.max().sort_index() * scale
     times = spread.index.to_numpy()
     steps = step and bin_s is None  # a sample holds over its interval; bin means are points
-    ax.fill_between(times, spread[0.1], spread[0.9], color=PALETTE[0], alpha=0.25, linewidth=0,
-                    label="10th-90th percentile of the flows", step="post" if steps else None)
-    for values, style in ((spread[0.5], dict(color=PALETTE[0], linewidth=1.4, label="median flow")),
-                          (largest, dict(color=PALETTE[5], linestyle=":", linewidth=1.0, label="largest flow"))):
+    ax.fill_between(times, spread[0.1], spread[0.9], color=color, alpha=0.25, linewidth=0,
+                    label=name.format("10th-90th percentile"), step="post" if steps else None)
+    largest_colour = PALETTE[5] if color == PALETTE[0] else color
+    for values, style in ((spread[0.5], dict(color=color, linestyle=linestyle, linewidth=1.4, label=name.format("median"))),
+                          (largest, dict(color=largest_colour, linestyle=":", linewidth=1.0, label=name.format("largest")))):
         if steps:
             ax.step(times, values, where="post", **style)
         else:
@@ -281,7 +283,14 @@ def plot_runs_overlaid(
     colour in every run."""
     fig, ax = _figure()
     colours: dict[str, str] = {}
+    many = any("name" in flows and flows["name"].nunique() > MAX_FLOW_LINES for _, flows in runs)
     for r, (label, flows) in enumerate(runs):
+        if many:  # each run's spread over its flows (a colour per run), not a line per flow
+            if not flows.empty:
+                count = _plot_flow_spread(ax, flows.assign(flow=flows["name"]), column=column, scale=scale, step=False,
+                                          bin_s=None, color=PALETTE[r % len(PALETTE)], linestyle=LINESTYLES[r % len(LINESTYLES)],
+                                          name=f"{label}, {{}} of {flows['name'].nunique():,} flows")
+            continue
         for flow, rows in _groups(flows, "name"):
             colour = colours.setdefault(str(flow), PALETTE[len(colours) % len(PALETTE)])
             ax.plot(rows["time_s"], rows[column] * scale, color=colour, linestyle=LINESTYLES[r % len(LINESTYLES)],
