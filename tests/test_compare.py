@@ -164,3 +164,16 @@ def test_many_flows_of_two_runs_are_overlaid_as_each_run_s_spread(tmp_path, monk
     assert set(lines["A, median of 30 flows"].get_ydata()) == {14.5}
     assert set(lines["B, median of 30 flows"].get_ydata()) == {29.0}
     assert len(seen[-1].get_legend().get_texts()) == 6  # band, median and largest of each run
+
+
+def test_cli_compares_many_flows_by_their_medians_and_keeps_every_flow_in_the_csv(tmp_path):
+    scenario = tmp_path / "many.toml"
+    scenario.write_text(TWO_FLOWS.format(loss=0.0, first="early").replace('start = "1s"', 'start = "1s"\ncount = 16'))
+    out = tmp_path / "many"
+    assert CliRunner().invoke(cli, ["-q", "run", str(scenario), "--out", str(out), "--no-plots"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["compare", str(out), str(out), "--out", str(tmp_path / "cmp"), "--no-plots"])
+    assert result.exit_code == 0, result.output
+    assert "median of 17 flows" in result.output and "every flow's rows" in result.output
+    assert "late-15" not in result.output
+    csv = (tmp_path / "cmp" / "compare.csv").read_text()
+    assert "late-15" in csv and "early" in csv

@@ -429,7 +429,7 @@ def compare(dir_a: Path, dir_b: Path, out: Path | None, force: bool, no_plots: b
         return
     console = Console()
     console.print(_comparison_table(comparison))
-    if comparison.rows["scope"].nunique() - 1 > MAX_CONSOLE_FLOWS:
+    if comparison.condensed(MAX_CONSOLE_FLOWS) is not comparison.rows:  # the flows' medians were shown
         console.print(f"(every flow's rows: {escape(safe_for_terminal(out / 'compare.csv'))})")
     for note in comparison.notes:
         console.print(f"note: {escape(safe_for_terminal(note))}")

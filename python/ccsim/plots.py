@@ -287,9 +287,9 @@ def plot_runs_overlaid(
     for r, (label, flows) in enumerate(runs):
         if many:  # each run's spread over its flows (a colour per run), not a line per flow
             if not flows.empty:
-                count = _plot_flow_spread(ax, flows.assign(flow=flows["name"]), column=column, scale=scale, step=False,
-                                          bin_s=None, color=PALETTE[r % len(PALETTE)], linestyle=LINESTYLES[r % len(LINESTYLES)],
-                                          name=f"{label}, {{}} of {flows['name'].nunique():,} flows")
+                _plot_flow_spread(ax, flows.assign(flow=flows["name"]), column=column, scale=scale, step=False,
+                                  bin_s=None, color=PALETTE[r % len(PALETTE)], linestyle=LINESTYLES[r % len(LINESTYLES)],
+                                  name=f"{label}, {{}} of {flows['name'].nunique():,} flows")
             continue
         for flow, rows in _groups(flows, "name"):
             colour = colours.setdefault(str(flow), PALETTE[len(colours) % len(PALETTE)])
