@@ -61,17 +61,19 @@ impl TxTime {
     }
 }
 
-/// Room for one more entry in `q`, fallibly. One entry, then four: an access link that never holds
-/// more than a packet at once (most of them) keeps one slot, not the four of the amortised growth
-/// (docs/performance.md, "Memory per flow"), and one that holds more grows once to four rather than
-/// a slot at a time (a reallocation each, on each of 20,000 access links); then it doubles as usual.
+/// Room for one more entry in `q`, fallibly (see [`grow_one`]).
 #[inline]
 fn reserve_one<T>(q: &mut VecDeque<T>) -> bool {
     q.len() < q.capacity() || grow_one(q)
 }
 
+/// Room for one more entry in the full line `q` (a link's, a host's held segments), fallibly. One
+/// entry, then four: a line that never holds more than a packet at once (most access links, the
+/// host of an application-limited flow) keeps one slot, not the four of the amortised growth
+/// (docs/performance.md, "Memory per flow"), and one that holds more grows once to four rather than
+/// a slot at a time (a reallocation each, on each of 20,000 access links); then it doubles as usual.
 #[cold]
-fn grow_one<T>(q: &mut VecDeque<T>) -> bool {
+pub(crate) fn grow_one<T>(q: &mut VecDeque<T>) -> bool {
     match q.capacity() {
         0 => q.try_reserve_exact(1),
         1..=3 => q.try_reserve_exact(4 - q.len()),

@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 use ccsim_cc::{Rng, Time};
 
+use crate::link::grow_one;
 use crate::packet::Packet;
 
 /// Segments a flow's TCP has sent that have not yet left its host.
@@ -40,8 +41,8 @@ impl SendJitter {
         let departure = Time(now.0.saturating_add(delay_ns)).max(self.last_departure);
         self.last_departure = departure;
         let was_empty = self.held.is_empty();
-        if self.held.len() == self.held.capacity() {
-            grow(&mut self.held);
+        if self.held.len() == self.held.capacity() && !grow_one(&mut self.held) {
+            self.held.reserve(1); // no memory for the step: the allocator reports it, as for any push
         }
         self.held.push_back((departure, *pkt));
         was_empty.then_some(departure)
@@ -63,21 +64,6 @@ impl SendJitter {
     /// The segments still in the host, for the conservation check.
     pub fn held(&self) -> impl Iterator<Item = &Packet> {
         self.held.iter().map(|(_, p)| p)
-    }
-}
-
-/// Room for one more held segment (the line is full). One slot, then four: a host that holds one
-/// segment at a time (an application-limited flow) keeps one slot, not the four of the amortised
-/// growth (docs/performance.md, "Memory per flow"); one that holds more grows once more, not once
-/// per segment (a reallocation each, for each of 10,000 flows). From four on it doubles as usual.
-/// Out of line: most holds find room.
-#[cold]
-#[inline(never)]
-fn grow(held: &mut VecDeque<(Time, Packet)>) {
-    match held.capacity() {
-        0 => held.reserve_exact(1),
-        c if c < 4 => held.reserve_exact(4 - held.len()),
-        _ => held.reserve(1),
     }
 }
 
