@@ -215,11 +215,22 @@ def _plot_per_flow(
     """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin
     means. More than MAX_FLOW_LINES flows: their spread over time instead (:func:`_plot_flow_spread`)."""
     fig, ax = _figure()
-    many = "flow" in flows and flows["flow"].nunique() > MAX_FLOW_LINES
-    if many:
+    if "flow" in flows and flows["flow"].nunique() > MAX_FLOW_LINES:
         count = _plot_flow_spread(ax, flows, column=column, scale=scale, step=step, bin_s=bin_s)
         title, binned_title = f"{title}: {count:,} flows", f"{binned_title or title}: {count:,} flows"
-    for i, (flow, rows) in enumerate([] if many else _groups(flows, "flow")):
+    else:
+        _plot_flow_lines(ax, flows, names, column=column, scale=scale, step=step, bin_s=bin_s)
+    if capacity_bps:
+        ax.axhline(capacity_bps * scale, color="grey", linestyle=":", linewidth=1, label="bottleneck rate")
+    heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
+    _finish_time_axes(ax, ylabel, heading, window)
+    return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
+
+
+def _plot_flow_lines(ax, flows: pd.DataFrame, names: list[str] | None, *, column: str, scale: float, step: bool,
+                     bin_s: float | None) -> None:
+    """A line per flow of ``column`` x ``scale``; with ``bin_s``, faint samples under bin means."""
+    for i, (flow, rows) in enumerate(_groups(flows, "flow")):
         label = _flow_label(flow, names)
         cue = series_style(i)
         color = cue["color"]
@@ -234,11 +245,6 @@ def _plot_per_flow(
             mids, means = binned(rows, column, bin_s)
             ax.plot(mids, means * scale, color=color, linestyle=cue["linestyle"], marker=cue["marker"], markersize=3.5,
                     linewidth=1.6, label=f"{label} ({bin_s:g} s mean)")
-    if capacity_bps:
-        ax.axhline(capacity_bps * scale, color="grey", linestyle=":", linewidth=1, label="bottleneck rate")
-    heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
-    _finish_time_axes(ax, ylabel, heading, window)
-    return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
 
 
 def _plot_flow_spread(ax, flows: pd.DataFrame, *, column: str, scale: float, step: bool, bin_s: float | None,
