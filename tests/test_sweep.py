@@ -422,16 +422,23 @@ def test_chunks_are_small_for_small_sweeps_and_amortise_large_ones() -> None:
 
 
 def test_an_interrupted_two_job_sweep_stops_its_worker_and_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C while the sweep process and its forked worker share the runs: the worker takes no
-    further run and ends; --resume runs only what is missing, with the same tables."""
-    import multiprocessing
-    import time
-
+    """Ctrl-C while the sweep process and its forked worker share the runs: the worker is ended and
+    reaped before run_sweep returns (no process left, not even a zombie), no unfinished part file is
+    left; --resume runs only what is missing, with the same tables."""
     from ccsim.sweep import execution
 
     monkeypatch.setattr(execution, "_start_method", lambda: "fork")
     plan = SweepPlan.from_toml(_plan_file(tmp_path))
     run_sweep(plan, tmp_path / "reference", jobs=1, progress=False)
+    runners = tmp_path / "runners"
+    original = execution.execute_run
+
+    def noted(*args, **kwargs):  # a forked worker inherits this
+        with runners.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(execution, "execute_run", noted)
     seen: list[str] = []
 
     def stop_after_five(run_id: str) -> None:
@@ -440,15 +447,18 @@ def test_an_interrupted_two_job_sweep_stops_its_worker_and_resumes(tmp_path: Pat
             raise KeyboardInterrupt
 
     out = tmp_path / "out"
-    others = set(multiprocessing.active_children())  # e.g. a Dask cluster another test left running
     with pytest.raises(KeyboardInterrupt):
         run_sweep(plan, out, jobs=2, progress=False, on_run=stop_after_five)
-    deadline = time.monotonic() + 10
-    while set(multiprocessing.active_children()) - others and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert set(multiprocessing.active_children()) - others == set()
+    workers = {int(pid) for pid in runners.read_text().split()} - {os.getpid()}
+    assert len(workers) == 1
+    for pid in workers:
+        with pytest.raises(ChildProcessError):  # reaped: no longer a child of this process
+            os.waitpid(pid, os.WNOHANG)
+        assert not Path(f"/proc/{pid}").exists()
     parts = list((out / "parts").glob("*.parquet"))
     assert 5 <= len(parts) < 25 and not (out / "flows.parquet").exists()
+    assert not list((out / "parts").glob(".*.tmp"))
+    monkeypatch.setattr(execution, "execute_run", original)
     resumed = run_sweep(plan, out, jobs=2, progress=False, resume=True)
     assert len(resumed.executed) == 25 - len(parts)
     _same_tables(tmp_path / "reference", out)

@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import gc
+import mmap
 import multiprocessing
 import os
 import pickle
-import queue
+import select
 import signal
 import sys
+import tempfile
 import threading
+import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple, NoReturn
 
 import pyarrow as pa
 
@@ -307,71 +310,85 @@ def _worker_died(run_id: str) -> CcsimError:
                       f"runs are kept, rerun with --resume")
 
 
-class SharedRuns(NamedTuple):
+class SharedRuns:
     """The runs of a sweep as the sweep process and its forked workers share them: each process takes
-    the next run not yet taken (``next``, in shared memory) until none is left, so both cores stay
-    busy to the last run whatever each run costs; a worker sends each finished run on ``results``.
-    Forked workers inherit it (:data:`_shared`): no run is pickled to them."""
+    the next run not yet taken until none is left, so every core stays busy to the last run whatever
+    each run costs. The runs are inherited through fork (none is pickled to a worker); the index of
+    the next one is eight bytes of shared memory, changed under a POSIX record lock on an unnamed
+    file (``lockf``): the kernel releases it when its holder dies, so a worker killed while taking a
+    run cannot leave the others waiting."""
 
-    tasks: list[RunTask]
-    next: Any  # multiprocessing.Value("q"): the index of the next run nobody has taken
-    results: Any  # multiprocessing.Queue: each run a worker finished, (run id, part table as Arrow IPC, CcsimError) pickled
-    parts_dir: str
-    budget: Budget | None
-    memory_share: float
+    def __init__(self, tasks: list[RunTask], parts_dir: str, budget: Budget | None, memory_share: float) -> None:
+        self.tasks, self.parts_dir, self.budget, self.memory_share = tasks, parts_dir, budget, memory_share
+        self._next = mmap.mmap(-1, 8)  # anonymous and shared: one counter for every forked process
+        self._lock = tempfile.TemporaryFile()
 
-    def take(self, check: Callable[[], None] | None = None) -> int | None:
-        """The index of the next run, now this process's; None when every run is taken. ``check``
-        runs while the lock is held elsewhere for a second (a worker killed while it held it)."""
-        lock = self.next.get_lock()
-        while not lock.acquire(timeout=1.0):
-            if check is not None:
-                check()
+    def _index(self) -> int:
+        return int.from_bytes(self._next[:8], "little")
+
+    def take(self) -> int | None:
+        """The index of the next run, now this process's; None when every run is taken."""
+        fcntl.lockf(self._lock, fcntl.LOCK_EX)
         try:
-            index = self.next.value
+            index = self._index()
             if index >= len(self.tasks):
                 return None
-            self.next.value = index + 1
+            self._next[:8] = (index + 1).to_bytes(8, "little")
             return index
         finally:
-            lock.release()
+            fcntl.lockf(self._lock, fcntl.LOCK_UN)
 
     def taken(self) -> int:
-        return min(self.next.value, len(self.tasks))
+        return min(self._index(), len(self.tasks))
 
     def stop(self) -> None:
-        """No process takes another run (each finishes the one it is running). Not if the lock stays
-        held (by a worker killed while holding it): then the pool is broken and its workers ended."""
-        lock = self.next.get_lock()
-        if lock.acquire(timeout=1.0):
+        """No process takes another run (each finishes the one it is running)."""
+        fcntl.lockf(self._lock, fcntl.LOCK_EX)
+        try:
+            self._next[:8] = len(self.tasks).to_bytes(8, "little")
+        finally:
+            fcntl.lockf(self._lock, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        self._next.close()
+        self._lock.close()
+
+
+_LENGTH = 8  # bytes of a message's length on the results pipe (little-endian)
+_F_SETPIPE_SZ = 1031  # linux/fcntl.h
+
+
+def _send(fd: int, message: object) -> None:
+    """One message on the results pipe: its pickle, after its length. Blocks while the pipe is full
+    (the sweep process reads it between its own runs)."""
+    data = pickle.dumps(message)
+    view = memoryview(len(data).to_bytes(_LENGTH, "little") + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _worker_main(shared: SharedRuns, results: int, parent_pid: int) -> NoReturn:
+    """A forked worker's whole life: takes runs until none is left and sends each finished one as
+    (run id, part table as an Arrow IPC stream or None, CcsimError or None); anything else that
+    ends it early (a bug, Ctrl-C) is sent as ("", None, the exception). Never returns: os._exit
+    skips the sweep process's atexit handlers and buffered output, which are not this process's."""
+    status = 1
+    try:
+        die_with_parent(parent_pid)
+        defer_pandas_in_pyarrow()
+        while (index := shared.take()) is not None:
+            for run_id, table, error in execute_chunk([shared.tasks[index]], shared.parts_dir, shared.budget, shared.memory_share):
+                # An Arrow IPC stream: 0.04 ms each way, where pickling the table took 0.7 + 0.45 ms
+                _send(results, (run_id, None if table is None else _to_ipc(table), error))
+        status = 0
+    except BaseException as e:  # noqa: BLE001 - whatever it is, the sweep process raises it
+        with contextlib.suppress(BaseException):
             try:
-                self.next.value = len(self.tasks)
-            finally:
-                lock.release()
-
-
-_shared: SharedRuns | None = None  # set in the sweep process just before it forks its workers
-
-
-def run_shared_in_worker() -> int:
-    """A forked worker's whole share of the sweep: takes runs until none is left, sends each result
-    as it finishes (so the progress bar moves and the sweep process keeps the table), and returns the
-    number of runs it ran. A bug (not a CcsimError) ends it and reaches the sweep process."""
-    shared = _shared
-    assert shared is not None, "run_shared_in_worker runs in a worker forked by _shared_pool"
-    # The sweep process has every result before it lets a worker end (it counts them), so the
-    # worker need not wait at exit until the queue's pipe takes the last one: after an error or
-    # Ctrl-C nobody reads it, and a large part table would keep the worker (and the sweep) alive.
-    shared.results.cancel_join_thread()
-    ran = 0
-    while (index := shared.take()) is not None:
-        for run_id, table, error in execute_chunk([shared.tasks[index]], shared.parts_dir, shared.budget, shared.memory_share):
-            # The table as an Arrow IPC stream (0.04 ms each way; pickling it took 0.7 + 0.45 ms), all
-            # pickled here, not in the queue's feeder thread, which would print a failure and drop the
-            # result (and the sweep process would wait for it forever): here it ends the worker's call.
-            shared.results.put(bytes(ForkingPickler.dumps((run_id, None if table is None else _to_ipc(table), error))))
-        ran += 1
-    return ran
+                _send(results, ("", None, e))
+            except (pickle.PicklingError, TypeError, AttributeError):  # an exception pickle cannot carry
+                _send(results, ("", None, RuntimeError("".join(traceback.format_exception(e)))))
+    finally:
+        os._exit(status)
 
 
 def _to_ipc(table: pa.Table) -> bytes:
@@ -391,87 +408,131 @@ def _warm_up_before_fork() -> None:
 
 
 class _shared_pool:
-    """``jobs`` processes on one shared list of runs: this one and ``jobs - 1`` workers, forked when
-    it is made (as soon as the runs are known, while this process runs one thread). As a context
-    manager it ends the workers: after every run (waiting for them), or at once after an error or
-    Ctrl-C (no process starts another run). ``run`` takes runs in this process too (it would
-    otherwise only wait) and, between its runs, records what the workers sent; the last run ends
-    at most one run after the other processes' last."""
+    """``jobs`` processes on one shared list of runs: this one and ``jobs - 1`` workers, forked with
+    ``os.fork`` when it is made (as soon as the runs are known, while this process runs one thread).
+    No pool threads and no queues' feeder threads: a worker takes its runs from :class:`SharedRuns`
+    and sends each result on a pipe, which this process reads between its own runs (``run``).
+    As a context manager it ends the workers: after every run (reaping them), or at once after an
+    error or Ctrl-C (no process starts another run; the workers are killed and their unfinished
+    part files removed, the finished ones kept for --resume)."""
 
     def __init__(self, tasks: list[RunTask], jobs: int, budget: Budget | None, parts: Path) -> None:
-        global _shared
-        context = multiprocessing.get_context("fork")
         self.tasks, self.budget, self.parts = tasks, budget, str(parts)
         # each process may count on its share of the free memory: they run at once on this machine
-        self.shared = SharedRuns(tasks, context.Value("q", 0), context.Queue(), self.parts, budget, 1.0 / jobs)
+        self.shared = SharedRuns(tasks, self.parts, budget, 1.0 / jobs)
         self.received: set[str] = set()
         self.ran_here: set[str] = set()
+        self.workers: dict[int, int | None] = {}  # pid -> wait status once it ended
+        self._pending = bytearray()
+        self._results, results_w = os.pipe()
+        with contextlib.suppress(OSError):  # room for a few part tables: a worker rarely waits
+            fcntl.fcntl(results_w, _F_SETPIPE_SZ, 1 << 20)
         _warm_up_before_fork()
-        self.executor = ProcessPoolExecutor(max_workers=jobs - 1, mp_context=context, initializer=warm_worker,
-                                            initargs=(os.getpid(),))
-        _shared = self.shared
+        parent = os.getpid()
         try:
-            # The first submit forks every worker; with the objects that exist then frozen, a
-            # worker's garbage collector does not touch (and so copy) the pages it shares with this
-            # process.
+            # With the objects that exist now frozen, a worker's garbage collector does not touch
+            # (and so copy) the pages it shares with this process.
             gc.freeze()
             try:
-                self.workers = [self.executor.submit(run_shared_in_worker)]
+                for _ in range(jobs - 1):
+                    pid = os.fork()
+                    if pid == 0:
+                        os.close(self._results)
+                        _worker_main(self.shared, results_w, parent)
+                    self.workers[pid] = None
             finally:
                 gc.unfreeze()
-            self.workers += [self.executor.submit(run_shared_in_worker) for _ in range(jobs - 2)]
         except BaseException:
-            self.executor.shutdown(wait=False, cancel_futures=True)
+            self._end_workers()
             raise
         finally:
-            _shared = None  # the workers have their copy
+            os.close(results_w)  # the workers hold the write end: EOF once every one has ended
+        os.set_blocking(self._results, False)
 
     def __enter__(self) -> "_shared_pool":
         return self
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         if kind is None:
-            self.executor.shutdown(wait=True)
+            for pid in self.workers:
+                if self.workers[pid] is None:
+                    self.workers[pid] = os.waitpid(pid, 0)[1]
+            self._close()
         else:
-            self.shared.stop()
-            self.executor.shutdown(wait=False, cancel_futures=True)
+            self._end_workers()
+
+    def _end_workers(self) -> None:
+        """After an error or Ctrl-C: no process starts another run, the workers end now (a run they
+        were in is lost, as this process's is), and the part files they were writing go."""
+        self.shared.stop()
+        for pid, status in self.workers.items():
+            if status is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                self.workers[pid] = os.waitpid(pid, 0)[1]
+            for unfinished in Path(self.parts).glob(f".*.{pid}.tmp"):  # store._atomic_write's name
+                unfinished.unlink(missing_ok=True)
+        self._close()
+
+    def _close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._results)
+        self.shared.close()
 
     def run(self, record: Callable[..., None]) -> None:
         shared = self.shared
-        while (index := shared.take(self._check)) is not None:
+        while (index := shared.take()) is not None:
             for done in execute_chunk([self.tasks[index]], self.parts, self.budget, shared.memory_share):
                 self.ran_here.add(done[0])
                 record(*done)
-            self._receive(record, block=False)
+            self._receive(record)
             self._check()
         # every run is taken: wait for the workers' last ones
         while len(self.received) + len(self.ran_here) < shared.taken():
-            self._receive(record, block=True)
+            select.select([self._results], [], [], 0.05)
+            self._receive(record)
             self._check()
 
-    def _receive(self, record: Callable[..., None] | None, block: bool) -> None:
+    def _receive(self, record: Callable[..., None] | None) -> None:
+        """Records what the workers have sent, without waiting for more."""
         while True:
             try:
-                message = self.shared.results.get(block=block, timeout=0.05 if block else None)
-            except queue.Empty:
-                return
-            run_id, payload, error = pickle.loads(message)
+                chunk = os.read(self._results, 1 << 20)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            self._pending += chunk
+        pending = self._pending
+        start = 0
+        while len(pending) - start >= _LENGTH:
+            size = int.from_bytes(pending[start:start + _LENGTH], "little")
+            if len(pending) - start - _LENGTH < size:
+                break
+            run_id, payload, error = pickle.loads(pending[start + _LENGTH:start + _LENGTH + size])
+            start += _LENGTH + size
+            if not run_id:  # a worker's bug or Ctrl-C: raised here
+                del pending[:start]
+                raise error
             self.received.add(run_id)
             if record is not None:
                 record(run_id, None if payload is None else pa.ipc.open_stream(payload).read_all(), error)
-            block = False
+        del pending[:start]
 
     def _check(self) -> None:
-        """Raises what ended a worker early: a bug, or its death (the OOM killer, a signal)."""
-        for worker in self.workers:
-            if not worker.done() or worker.exception() is None:
+        """Raises if a worker ended before its runs did: its death (the OOM killer, a signal)."""
+        for pid, status in self.workers.items():
+            if status is not None:
                 continue
-            if isinstance(worker.exception(), BrokenProcessPool):
-                self._receive(None, block=False)  # what the workers sent before: not lost
+            ended, status = os.waitpid(pid, os.WNOHANG)
+            if not ended:
+                continue
+            self.workers[pid] = status
+            if os.waitstatus_to_exitcode(status) != 0:  # (what a worker sent before it ended normally is read by run)
+                self._receive(None)  # what it sent before it ended: not lost (a bug it sent is raised)
                 done = self.received | self.ran_here
                 lost = [t.run_id for t in self.tasks[:self.shared.taken()] if t.run_id not in done]
-                raise _worker_died(lost[0] if lost else self.tasks[-1].run_id) from None
-            raise worker.exception()  # type: ignore[misc]
+                raise _worker_died(lost[0] if lost else self.tasks[-1].run_id)
 
 
 def _start_method() -> str:
@@ -479,7 +540,7 @@ def _start_method() -> str:
     ccsim, pyarrow and pydantic already imported, where a spawned one spends about 0.3-0.4 s of CPU
     importing them again, which is most of a small run's cost. spawn otherwise (a notebook, a Dask
     client, any thread): fork would copy another thread's locks in whatever state they are in.
-    ProcessPoolExecutor starts its own manager thread only after forking every worker."""
+    The forked pool (:class:`_shared_pool`) starts no thread of its own."""
     if sys.platform.startswith("linux") and threading.active_count() == 1:
         return "fork"
     return "spawn"
@@ -489,10 +550,11 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def die_with_parent(parent_pid: int) -> None:
-    """Worker initializer: the kernel sends this worker SIGKILL when the sweep process dies, even by
-    SIGKILL (which runs no cleanup), so no orphaned worker keeps simulating (prctl(2),
-    PR_SET_PDEATHSIG). Linux only; elsewhere a no-op. Once the workers are gone the multiprocessing
-    resource tracker sees its pipe close and exits too (tests/test_safety.py checks both)."""
+    """Run first in a worker: the kernel sends this worker SIGKILL when the sweep process dies, even
+    by SIGKILL (which runs no cleanup), so no orphaned worker keeps simulating (prctl(2),
+    PR_SET_PDEATHSIG). Linux only; elsewhere a no-op. Once spawned workers are gone the
+    multiprocessing resource tracker sees its pipe close and exits too (tests/test_safety.py checks
+    both)."""
     if not sys.platform.startswith("linux"):
         return
     try:
