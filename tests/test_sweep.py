@@ -371,6 +371,30 @@ def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path:
     assert len(pids) == 25 and str(os.getpid()) in pids and len(set(pids)) == 2  # both processes took runs
 
 
+def test_three_jobs_give_the_tables_of_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two forked workers, each on a pipe of its own, and the sweep process: the same dataset as
+    --jobs 1, every run taken by one process, all three taking runs."""
+    from ccsim.sweep import execution, store
+
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    run_sweep(plan, tmp_path / "reference", jobs=1, progress=False)
+    writers = tmp_path / "writers"
+    original = store.write_part
+
+    def noted(parts: Path, run, output):  # a forked worker inherits this
+        with writers.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        return original(parts, run, output)
+
+    monkeypatch.setattr(execution, "write_part", noted)
+    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
+    result = run_sweep(plan, tmp_path / "out", jobs=3, progress=False)
+    assert len(result.executed) == 25
+    _same_tables(tmp_path / "reference", tmp_path / "out")
+    pids = writers.read_text().split()
+    assert len(pids) == 25 and len(set(pids)) == 3
+
+
 def test_a_forked_worker_that_dies_is_one_line_naming_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed (by the OOM killer, a signal) while the sweep process takes runs too: the sweep
     stops with one line naming a run it lost, and the finished runs are kept for --resume."""
@@ -411,6 +435,41 @@ def test_a_bug_in_a_forked_worker_reaches_the_sweep_process(tmp_path: Path, monk
     monkeypatch.setattr(execution, "_start_method", lambda: "fork")
     with pytest.raises(ZeroDivisionError, match="a bug"):
         run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
+
+
+def test_a_worker_goes_on_while_its_pipe_is_full_and_every_message_arrives_whole() -> None:
+    """A worker's results wait in its outbox while the sweep process is busy with a run of its own
+    (a send never blocks), and the sweep process's inbox gives each message back whole, in order,
+    also when the pipe hands it over in pieces."""
+    import fcntl
+
+    from ccsim.sweep.execution import _Inbox, _Outbox
+
+    def blocked(*_: object) -> None:
+        raise AssertionError("a send blocked on the full pipe")
+
+    read, write = os.pipe()
+    fcntl.fcntl(write, 1031, 4096)  # F_SETPIPE_SZ: the smallest pipe, one page
+    outbox, inbox = _Outbox(write), _Inbox(read)
+    sent = [(f"run{k}", bytes([k]) * (3000 + 500 * k), None) for k in range(12)]  # far more than the pipe holds
+    previous = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(10)  # a send that blocked would wait for ever: fail instead
+    try:
+        for message in sent:
+            outbox.send(message)  # does not block
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert outbox.pending  # what the pipe could not take waits
+    got = []
+    while outbox.pending:
+        got += list(inbox.messages())
+        outbox._write()
+    got += list(inbox.messages())
+    os.close(write)
+    assert got == sent
+    assert list(inbox.messages()) == [] and not inbox.open  # the writer has gone: end of the pipe
+    inbox.close()
 
 
 def test_chunks_are_small_for_small_sweeps_and_amortise_large_ones() -> None:

@@ -354,20 +354,71 @@ class SharedRuns:
         self._lock.close()
 
 
-_LENGTH = 8  # bytes of a message's length on the results pipe (little-endian)
+_LENGTH = 8  # bytes of a message's length on a worker's pipe (little-endian)
 _F_SETPIPE_SZ = 1031  # linux/fcntl.h
 
 
-def _send(fd: int, message: object) -> None:
-    """One message on the results pipe: its pickle, after its length. Blocks while the pipe is full
-    (the sweep process reads it between its own runs)."""
-    data = pickle.dumps(message)
-    view = memoryview(len(data).to_bytes(_LENGTH, "little") + data)
-    while view:
-        view = view[os.write(fd, view):]
+class _Outbox:
+    """A worker's end of its own pipe to the sweep process: each message its pickle after its
+    length. A message waits here while the pipe is full (the sweep process reads it between its own
+    runs, which can be long), so the worker goes on with its next run instead of waiting; it
+    waits only at its end, for the sweep process to take the rest."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.pending = fd, bytearray()
+        os.set_blocking(fd, False)
+
+    def send(self, message: object) -> None:
+        data = pickle.dumps(message)
+        self.pending += len(data).to_bytes(_LENGTH, "little") + data
+        self._write()
+
+    def flush(self) -> None:
+        while self.pending:
+            select.select([], [self.fd], [])
+            self._write()
+
+    def _write(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while self.pending:
+                del self.pending[:os.write(self.fd, self.pending)]
 
 
-def _worker_main(shared: SharedRuns, results: int, parent_pid: int) -> NoReturn:
+class _Inbox:
+    """The sweep process's end of one worker's pipe: complete messages as they have arrived."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.pending, self.open = fd, bytearray(), True
+        os.set_blocking(fd, False)
+
+    def messages(self) -> Iterator[tuple[str, bytes | None, BaseException | None]]:
+        """What has arrived, without waiting; ``open`` turns False at the worker's end (EOF)."""
+        while self.open:
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                break
+            if not chunk:
+                self.open = False
+            self.pending += chunk
+        pending, start = self.pending, 0
+        try:
+            while len(pending) - start >= _LENGTH:
+                size = int.from_bytes(pending[start:start + _LENGTH], "little")
+                if len(pending) - start - _LENGTH < size:
+                    break
+                message = pickle.loads(pending[start + _LENGTH:start + _LENGTH + size])
+                start += _LENGTH + size
+                yield message
+        finally:
+            del pending[:start]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+def _worker_main(shared: SharedRuns, outbox: _Outbox, parent_pid: int) -> NoReturn:
     """A forked worker's whole life: takes runs until none is left and sends each finished one as
     (run id, part table as an Arrow IPC stream or None, CcsimError or None); anything else that
     ends it early (a bug, Ctrl-C) is sent as ("", None, the exception). Never returns: os._exit
@@ -379,14 +430,16 @@ def _worker_main(shared: SharedRuns, results: int, parent_pid: int) -> NoReturn:
         while (index := shared.take()) is not None:
             for run_id, table, error in execute_chunk([shared.tasks[index]], shared.parts_dir, shared.budget, shared.memory_share):
                 # An Arrow IPC stream: 0.04 ms each way, where pickling the table took 0.7 + 0.45 ms
-                _send(results, (run_id, None if table is None else _to_ipc(table), error))
+                outbox.send((run_id, None if table is None else _to_ipc(table), error))
+        outbox.flush()
         status = 0
     except BaseException as e:  # noqa: BLE001 - whatever it is, the sweep process raises it
         with contextlib.suppress(BaseException):
             try:
-                _send(results, ("", None, e))
+                outbox.send(("", None, e))
             except (pickle.PicklingError, TypeError, AttributeError):  # an exception pickle cannot carry
-                _send(results, ("", None, RuntimeError("".join(traceback.format_exception(e)))))
+                outbox.send(("", None, RuntimeError("".join(traceback.format_exception(e)))))
+            outbox.flush()
     finally:
         os._exit(status)
 
@@ -411,10 +464,10 @@ class _shared_pool:
     """``jobs`` processes on one shared list of runs: this one and ``jobs - 1`` workers, forked with
     ``os.fork`` when it is made (as soon as the runs are known, while this process runs one thread).
     No pool threads and no queues' feeder threads: a worker takes its runs from :class:`SharedRuns`
-    and sends each result on a pipe, which this process reads between its own runs (``run``).
-    As a context manager it ends the workers: after every run (reaping them), or at once after an
-    error or Ctrl-C (no process starts another run; the workers are killed and their unfinished
-    part files removed, the finished ones kept for --resume)."""
+    and sends each result on a pipe of its own, which this process reads between its own runs
+    (``run``). As a context manager it ends the workers: after every run (reaping them), or at once
+    after an error or Ctrl-C (no process starts another run; the workers are killed and their
+    unfinished part files removed, the finished ones kept for --resume)."""
 
     def __init__(self, tasks: list[RunTask], jobs: int, budget: Budget | None, parts: Path) -> None:
         self.tasks, self.budget, self.parts = tasks, budget, str(parts)
@@ -422,11 +475,8 @@ class _shared_pool:
         self.shared = SharedRuns(tasks, self.parts, budget, 1.0 / jobs)
         self.received: set[str] = set()
         self.ran_here: set[str] = set()
-        self.workers: dict[int, int | None] = {}  # pid -> wait status once it ended
-        self._pending = bytearray()
-        self._results, results_w = os.pipe()
-        with contextlib.suppress(OSError):  # room for a few part tables: a worker rarely waits
-            fcntl.fcntl(results_w, _F_SETPIPE_SZ, 1 << 20)
+        self.workers: dict[int, _Inbox] = {}
+        self.ended: dict[int, int] = {}  # pid -> wait status, once reaped
         _warm_up_before_fork()
         parent = os.getpid()
         try:
@@ -435,19 +485,21 @@ class _shared_pool:
             gc.freeze()
             try:
                 for _ in range(jobs - 1):
+                    read, write = os.pipe()
+                    with contextlib.suppress(OSError):  # room for a few part tables
+                        fcntl.fcntl(write, _F_SETPIPE_SZ, 1 << 20)
                     pid = os.fork()
                     if pid == 0:
-                        os.close(self._results)
-                        _worker_main(self.shared, results_w, parent)
-                    self.workers[pid] = None
+                        for fd in [read, *(inbox.fd for inbox in self.workers.values())]:
+                            os.close(fd)
+                        _worker_main(self.shared, _Outbox(write), parent)
+                    os.close(write)  # the worker holds it: EOF once the worker has ended
+                    self.workers[pid] = _Inbox(read)
             finally:
                 gc.unfreeze()
         except BaseException:
             self._end_workers()
             raise
-        finally:
-            os.close(results_w)  # the workers hold the write end: EOF once every one has ended
-        os.set_blocking(self._results, False)
 
     def __enter__(self) -> "_shared_pool":
         return self
@@ -455,8 +507,8 @@ class _shared_pool:
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         if kind is None:
             for pid in self.workers:
-                if self.workers[pid] is None:
-                    self.workers[pid] = os.waitpid(pid, 0)[1]
+                if pid not in self.ended:
+                    self.ended[pid] = os.waitpid(pid, 0)[1]
             self._close()
         else:
             self._end_workers()
@@ -465,18 +517,18 @@ class _shared_pool:
         """After an error or Ctrl-C: no process starts another run, the workers end now (a run they
         were in is lost, as this process's is), and the part files they were writing go."""
         self.shared.stop()
-        for pid, status in self.workers.items():
-            if status is None:
+        for pid in self.workers:
+            if pid not in self.ended:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                self.workers[pid] = os.waitpid(pid, 0)[1]
+                self.ended[pid] = os.waitpid(pid, 0)[1]
             for unfinished in Path(self.parts).glob(f".*.{pid}.tmp"):  # store._atomic_write's name
                 unfinished.unlink(missing_ok=True)
         self._close()
 
     def _close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self._results)
+        for inbox in self.workers.values():
+            inbox.close()
         self.shared.close()
 
     def run(self, record: Callable[..., None]) -> None:
@@ -489,45 +541,29 @@ class _shared_pool:
             self._check()
         # every run is taken: wait for the workers' last ones
         while len(self.received) + len(self.ran_here) < shared.taken():
-            select.select([self._results], [], [], 0.05)
+            select.select([inbox.fd for inbox in self.workers.values() if inbox.open], [], [], 0.05)
             self._receive(record)
             self._check()
 
     def _receive(self, record: Callable[..., None] | None) -> None:
-        """Records what the workers have sent, without waiting for more."""
-        while True:
-            try:
-                chunk = os.read(self._results, 1 << 20)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            self._pending += chunk
-        pending = self._pending
-        start = 0
-        while len(pending) - start >= _LENGTH:
-            size = int.from_bytes(pending[start:start + _LENGTH], "little")
-            if len(pending) - start - _LENGTH < size:
-                break
-            run_id, payload, error = pickle.loads(pending[start + _LENGTH:start + _LENGTH + size])
-            start += _LENGTH + size
-            if not run_id:  # a worker's bug or Ctrl-C: raised here
-                del pending[:start]
-                raise error
-            self.received.add(run_id)
-            if record is not None:
-                record(run_id, None if payload is None else pa.ipc.open_stream(payload).read_all(), error)
-        del pending[:start]
+        """Records what the workers have sent, without waiting for more; raises a worker's bug."""
+        for inbox in self.workers.values():
+            for run_id, payload, error in inbox.messages():
+                if not run_id:  # a worker's bug or Ctrl-C: raised here
+                    raise error  # type: ignore[misc]
+                self.received.add(run_id)
+                if record is not None:
+                    record(run_id, None if payload is None else pa.ipc.open_stream(payload).read_all(), error)
 
     def _check(self) -> None:
         """Raises if a worker ended before its runs did: its death (the OOM killer, a signal)."""
-        for pid, status in self.workers.items():
-            if status is not None:
+        for pid in self.workers:
+            if pid in self.ended:
                 continue
             ended, status = os.waitpid(pid, os.WNOHANG)
             if not ended:
                 continue
-            self.workers[pid] = status
+            self.ended[pid] = status
             if os.waitstatus_to_exitcode(status) != 0:  # (what a worker sent before it ended normally is read by run)
                 self._receive(None)  # what it sent before it ended: not lost (a bug it sent is raised)
                 done = self.received | self.ran_here
