@@ -22,7 +22,6 @@ import pickle
 import select
 import signal
 import sys
-import tempfile
 import threading
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -314,14 +313,15 @@ class SharedRuns:
     """The runs of a sweep as the sweep process and its forked workers share them: each process takes
     the next run not yet taken until none is left, so every core stays busy to the last run whatever
     each run costs. The runs are inherited through fork (none is pickled to a worker); the index of
-    the next one is eight bytes of shared memory, changed under a POSIX record lock on an unnamed
-    file (``lockf``): the kernel releases it when its holder dies, so a worker killed while taking a
-    run cannot leave the others waiting."""
+    the next one is eight bytes of shared memory, changed under a POSIX record lock on an anonymous
+    in-memory file (``memfd_create``, ``lockf``): the kernel releases it when its holder dies, so a
+    worker killed while taking a run cannot leave the others waiting. Linux only, as the forked pool
+    is (:func:`_start_method`)."""
 
     def __init__(self, tasks: list[RunTask], parts_dir: str, budget: Budget | None, memory_share: float) -> None:
         self.tasks, self.parts_dir, self.budget, self.memory_share = tasks, parts_dir, budget, memory_share
         self._next = mmap.mmap(-1, 8)  # anonymous and shared: one counter for every forked process
-        self._lock = tempfile.TemporaryFile()
+        self._lock = os.memfd_create("ccsim-sweep-runs", os.MFD_CLOEXEC)
 
     def _index(self) -> int:
         return int.from_bytes(self._next[:8], "little")
@@ -351,7 +351,7 @@ class SharedRuns:
 
     def close(self) -> None:
         self._next.close()
-        self._lock.close()
+        os.close(self._lock)
 
 
 _LENGTH = 8  # bytes of a message's length on a worker's pipe (little-endian)
@@ -374,8 +374,10 @@ class _Outbox:
         self._write()
 
     def flush(self) -> None:
+        writable = select.poll()
+        writable.register(self.fd, select.POLLOUT)
         while self.pending:
-            select.select([], [self.fd], [])
+            writable.poll()
             self._write()
 
     def _write(self) -> None:
@@ -541,7 +543,11 @@ class _shared_pool:
             self._check()
         # every run is taken: wait for the workers' last ones
         while len(self.received) + len(self.ran_here) < shared.taken():
-            select.select([inbox.fd for inbox in self.workers.values() if inbox.open], [], [], 0.05)
+            arrived = select.poll()
+            for inbox in self.workers.values():
+                if inbox.open:
+                    arrived.register(inbox.fd, select.POLLIN)
+            arrived.poll(50)  # ms: a worker's death is seen by waitpid, not on its pipe
             self._receive(record)
             self._check()
 
