@@ -419,6 +419,30 @@ def test_a_forked_worker_that_dies_is_one_line_naming_a_run(tmp_path: Path, monk
     assert 0 < len(resumed.executed) < 25
 
 
+def test_a_run_that_fails_in_a_forked_worker_stops_no_other_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine error in a worker's run travels back on its pipe as that run's failure: every other
+    run finishes, the sweep then ends with one line naming the failed run, and its parts are kept."""
+    from ccsim.sweep import execution
+
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    sweep_process = os.getpid()
+    original = execution.execute_run
+    failed = tmp_path / "failed"
+
+    def fails_in_worker(run_id, *args, **kwargs):
+        if os.getpid() != sweep_process and not failed.exists():
+            failed.write_text(run_id)
+            raise CcsimError("the engine refused it")
+        return original(run_id, *args, **kwargs)
+
+    monkeypatch.setattr(execution, "execute_run", fails_in_worker)
+    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
+    with pytest.raises(CcsimError, match=r"^run (p\d{3}-[0-9a-f]{8}-r\d\d) failed: the engine refused it; the finished runs are kept") as info:
+        run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
+    assert failed.read_text() in str(info.value)
+    assert len(list((tmp_path / "out" / "parts").glob("*.parquet"))) == 24
+
+
 def test_a_bug_in_a_forked_worker_reaches_the_sweep_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ccsim.sweep import execution
 
