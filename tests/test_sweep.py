@@ -335,10 +335,12 @@ def test_t_quantiles_and_describe() -> None:
     assert describe([float("nan"), 1.0, 3.0])["n"] == 2
 
 
-def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With --jobs 2 the sweep process and one forked worker take runs from one shared list, and each
-    writes the part files of its runs; the sweep process consolidates from the part tables (its own,
-    and those the worker sent back: docs/performance.md) and lists every part in the marker."""
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """With --jobs 2 (3) the sweep process and one forked worker (two, each sending on a pipe of its
+    own) take runs from one shared list, and each writes the part files of its runs; the sweep
+    process consolidates from the part tables (its own, and those the workers sent back:
+    docs/performance.md) and lists every part in the marker."""
     from ccsim.outdir import owned_files
     from ccsim.sweep import execution, store
 
@@ -361,38 +363,14 @@ def test_workers_write_the_parts_and_the_consolidation_reads_none_back(tmp_path:
     monkeypatch.setattr(execution, "write_part", noted)
     # the pool forks (as from the ccsim command) even if the test runner has other threads
     monkeypatch.setattr(execution, "_start_method", lambda: "fork")
-    result = run_sweep(plan, tmp_path / "out", jobs=2, progress=False)
+    result = run_sweep(plan, tmp_path / "out", jobs=jobs, progress=False)
     assert len(result.executed) == 25
     _same_tables(reference, tmp_path / "out")
     assert len(list((tmp_path / "out" / "parts").glob("*.parquet"))) == 25
     listed = {name for name in owned_files(tmp_path / "out") if name.startswith("parts/")}
     assert listed == {f"parts/{part_path(tmp_path / 'out' / 'parts', r).name}" for r in plan.runs()}
     pids = writers.read_text().split()
-    assert len(pids) == 25 and str(os.getpid()) in pids and len(set(pids)) == 2  # both processes took runs
-
-
-def test_three_jobs_give_the_tables_of_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two forked workers, each on a pipe of its own, and the sweep process: the same dataset as
-    --jobs 1, every run taken by one process, all three taking runs."""
-    from ccsim.sweep import execution, store
-
-    plan = SweepPlan.from_toml(_plan_file(tmp_path))
-    run_sweep(plan, tmp_path / "reference", jobs=1, progress=False)
-    writers = tmp_path / "writers"
-    original = store.write_part
-
-    def noted(parts: Path, run, output):  # a forked worker inherits this
-        with writers.open("a") as f:
-            f.write(f"{os.getpid()}\n")
-        return original(parts, run, output)
-
-    monkeypatch.setattr(execution, "write_part", noted)
-    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
-    result = run_sweep(plan, tmp_path / "out", jobs=3, progress=False)
-    assert len(result.executed) == 25
-    _same_tables(tmp_path / "reference", tmp_path / "out")
-    pids = writers.read_text().split()
-    assert len(pids) == 25 and len(set(pids)) == 3
+    assert len(pids) == 25 and str(os.getpid()) in pids and len(set(pids)) == jobs  # every process took runs
 
 
 def test_a_forked_worker_that_dies_is_one_line_naming_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
