@@ -421,6 +421,35 @@ def test_a_run_that_fails_in_a_forked_worker_stops_no_other_run(tmp_path: Path, 
     assert len(list((tmp_path / "out" / "parts").glob("*.parquet"))) == 24
 
 
+def test_a_worker_that_cannot_be_started_is_one_line_and_ends_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs 3 where the second fork fails (a limit on processes): one line naming the field and
+    the reason, the worker already forked is ended and reaped, no pipe is left open."""
+    import errno
+
+    from ccsim.sweep import execution
+
+    plan = SweepPlan.from_toml(_plan_file(tmp_path))
+    monkeypatch.setattr(execution, "_start_method", lambda: "fork")
+    real_fork, forked = os.fork, []
+
+    def fork_once() -> int:
+        if forked:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(execution.os, "fork", fork_once)
+    open_before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(CcsimError, match=r"^jobs: cannot start worker process 2 of 2 \(Resource temporarily unavailable\); run the sweep with fewer jobs$"):
+        run_sweep(plan, tmp_path / "out", jobs=3, progress=False)
+    assert len(forked) == 1
+    with pytest.raises(ChildProcessError):  # reaped
+        os.waitpid(forked[0], os.WNOHANG)
+    assert set(os.listdir("/proc/self/fd")) <= open_before
+
+
 def test_a_bug_in_a_forked_worker_reaches_the_sweep_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ccsim.sweep import execution
 

@@ -490,7 +490,13 @@ class _shared_pool:
                     read, write = os.pipe()
                     with contextlib.suppress(OSError):  # room for a few part tables
                         fcntl.fcntl(write, _F_SETPIPE_SZ, 1 << 20)
-                    pid = os.fork()
+                    try:
+                        pid = os.fork()
+                    except OSError as e:  # no process for it (a limit on processes, memory)
+                        os.close(read)
+                        os.close(write)
+                        raise CcsimError(f"jobs: cannot start worker process {len(self.workers) + 1} of {jobs - 1} "
+                                         f"({e.strerror or e}); run the sweep with fewer jobs") from None
                     if pid == 0:
                         for fd in [read, *(inbox.fd for inbox in self.workers.values())]:
                             os.close(fd)
