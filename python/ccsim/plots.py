@@ -253,9 +253,9 @@ def _plot_flow_spread(ax, flows: pd.DataFrame, *, column: str, scale: float, ste
     10th to the 90th percentile, and the largest (``name`` formats each label); with ``bin_s``, of
     each flow's mean over bins of ``bin_s`` seconds. Returns the number of flows."""
     rows = flows[["flow", "time_s", column]].dropna()
-    if bin_s is not None:  # each flow's mean over a bin, at the bin's middle (bins as `binned` makes them)
-        index = np.maximum(np.ceil(rows["time_s"].to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0)
-        rows = rows.assign(time_s=(index + 0.5) * bin_s).groupby(["flow", "time_s"], as_index=False)[column].mean()
+    if bin_s is not None:  # each flow's mean over a bin, at the bin's middle (the bins of `binned`)
+        middles = (_bin_index(rows["time_s"], bin_s) + 0.5) * bin_s
+        rows = rows.assign(time_s=middles).groupby(["flow", "time_s"], as_index=False)[column].mean()
     by_time = rows.groupby("time_s")[column]
     spread = by_time.quantile([0.1, 0.5, 0.9]).unstack().sort_index() * scale
     largest = by_time.max().sort_index() * scale
@@ -383,10 +383,16 @@ def binned(rows: pd.DataFrame, column: str, bin_s: float) -> tuple[np.ndarray, n
         raise ValueError(f"bin width must be positive, got {bin_s!r}")
     if rows.empty:
         return np.array([]), np.array([])
-    index = np.maximum(np.ceil(rows["time_s"].to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0).astype(np.int64)
+    index = _bin_index(rows["time_s"], bin_s)
     means = pd.Series(rows[column].to_numpy(dtype=float)).groupby(index).mean()
     mids = (means.index.to_numpy(dtype=float) + 0.5) * bin_s
     return mids, means.to_numpy()
+
+
+def _bin_index(times: pd.Series, bin_s: float) -> np.ndarray:
+    """The bin of each sample time: a sample covers the interval ending at it, so ``ceil(t/bin) - 1``
+    (never below 0; the tolerance keeps a time on a bin's edge in the bin it ends)."""
+    return np.maximum(np.ceil(times.to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0).astype(np.int64)
 
 
 def jain_index(values: Iterable[float]) -> float:
@@ -402,7 +408,7 @@ def plot_jain_over_time(flows: pd.DataFrame, out_dir: str | Path, bin_s: float, 
     """Jain's index of the flows' mean goodput in bins of ``bin_s`` seconds (flows active in the bin)."""
     fig, ax = _figure()
     if not flows.empty and "flow" in flows:
-        index = np.maximum(np.ceil(flows["time_s"].to_numpy(dtype=float) / bin_s - 1e-9) - 1, 0).astype(np.int64)
+        index = _bin_index(flows["time_s"], bin_s)
         per_bin = flows.assign(_bin=index).groupby(["_bin", "flow"])["goodput_bps"].mean()
         jain = per_bin.groupby(level="_bin").apply(jain_index)
         counts = per_bin.groupby(level="_bin").size()
