@@ -63,7 +63,7 @@ impl TxTime {
 
 /// Room for one more entry in `q`, fallibly (see [`grow_one`]).
 #[inline]
-fn reserve_one<T>(q: &mut VecDeque<T>) -> bool {
+pub(crate) fn reserve_one<T>(q: &mut VecDeque<T>) -> bool {
     q.len() < q.capacity() || grow_one(q)
 }
 
@@ -73,7 +73,7 @@ fn reserve_one<T>(q: &mut VecDeque<T>) -> bool {
 /// (docs/performance.md, "Memory per flow"), and one that holds more grows once to four rather than
 /// a slot at a time (a reallocation each, on each of 20,000 access links); then it doubles as usual.
 #[cold]
-pub(crate) fn grow_one<T>(q: &mut VecDeque<T>) -> bool {
+fn grow_one<T>(q: &mut VecDeque<T>) -> bool {
     match q.capacity() {
         0 => q.try_reserve_exact(1),
         1..=3 => q.try_reserve_exact(4 - q.len()),

@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 use ccsim_cc::{Rng, Time};
 
-use crate::link::grow_one;
+use crate::link::reserve_one;
 use crate::packet::Packet;
 
 /// Segments a flow's TCP has sent that have not yet left its host.
@@ -41,7 +41,7 @@ impl SendJitter {
         let departure = Time(now.0.saturating_add(delay_ns)).max(self.last_departure);
         self.last_departure = departure;
         let was_empty = self.held.is_empty();
-        if self.held.len() == self.held.capacity() && !grow_one(&mut self.held) {
+        if !reserve_one(&mut self.held) {
             self.held.reserve(1); // no memory for the step: the allocator reports it, as for any push
         }
         self.held.push_back((departure, *pkt));
