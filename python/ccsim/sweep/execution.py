@@ -143,9 +143,10 @@ def _through_pandas(result: Any, name: str, why: str) -> pa.Table:
 
 
 def warm_worker(parent_pid: int) -> None:
-    """Pool worker initializer: dies with the sweep (:func:`die_with_parent`) and keeps pyarrow from
-    importing pandas, which a worker never needs (ccsim.result.defer_pandas_in_pyarrow). The worker
-    process then serves every run it is given with its imports done once."""
+    """What a worker does first, spawned (the pool's initializer) or forked (:func:`_worker_main`):
+    dies with the sweep (:func:`die_with_parent`) and keeps pyarrow from importing pandas, which a
+    worker never needs (ccsim.result.defer_pandas_in_pyarrow). The worker process then serves every
+    run it is given with its imports done once."""
     die_with_parent(parent_pid)
     defer_pandas_in_pyarrow()
 
@@ -427,8 +428,7 @@ def _worker_main(shared: SharedRuns, outbox: _Outbox, parent_pid: int) -> NoRetu
     skips the sweep process's atexit handlers and buffered output, which are not this process's."""
     status = 1
     try:
-        die_with_parent(parent_pid)
-        defer_pandas_in_pyarrow()
+        warm_worker(parent_pid)
         while (index := shared.take()) is not None:
             for run_id, table, error in execute_chunk([shared.tasks[index]], shared.parts_dir, shared.budget, shared.memory_share):
                 # An Arrow IPC stream: 0.04 ms each way, where pickling the table took 0.7 + 0.45 ms
