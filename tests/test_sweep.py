@@ -474,13 +474,13 @@ def test_a_worker_goes_on_while_its_pipe_is_full_and_every_message_arrives_whole
     also when the pipe hands it over in pieces."""
     import fcntl
 
-    from ccsim.sweep.execution import _Inbox, _Outbox
+    from ccsim.sweep.execution import _F_SETPIPE_SZ, _Inbox, _Outbox
 
     def blocked(*_: object) -> None:
         raise AssertionError("a send blocked on the full pipe")
 
     read, write = os.pipe()
-    fcntl.fcntl(write, 1031, 4096)  # F_SETPIPE_SZ: the smallest pipe, one page
+    fcntl.fcntl(write, _F_SETPIPE_SZ, 4096)  # the smallest pipe, one page
     outbox, inbox = _Outbox(write), _Inbox(read)
     sent = [(f"run{k}", bytes([k]) * (3000 + 500 * k), None) for k in range(12)]  # far more than the pipe holds
     previous = signal.signal(signal.SIGALRM, blocked)
