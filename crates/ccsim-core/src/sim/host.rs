@@ -1,15 +1,20 @@
 //! The sending host between TCP and its access link: send jitter (`tcp.send_jitter_ns`).
 //!
 //! A real sender does not put a segment on the wire at the instant its ACK arrives: interrupt
-//! moderation, softirq and scheduler latency add a small, variable delay (ns-2 models the same with
-//! `Agent/TCP overhead_`, a uniform random delay before each send, to break its simulations' phase
-//! effects; Floyd and Jacobson, "On Traffic Phase Effects in Packet-Switched Gateways", 1992). In a
-//! simulator without it, flows whose access rate equals the bottleneck's keep a fixed phase to the
-//! bottleneck's departures, and a drop-tail queue then drops the same flows again and again.
+//! moderation, softirq and scheduler latency add a small, variable delay. In a simulator without it,
+//! flows whose access rate equals the bottleneck's keep a fixed phase to the bottleneck's departures,
+//! and a drop-tail queue then drops the same flows again and again (Floyd and Jacobson, "On Traffic
+//! Phase Effects in Packet-Switched Gateways", 1992).
 //!
 //! Each segment leaves after a delay drawn uniformly from [0, max], never before the segment sent
 //! before it (a host's transmit queue keeps order). The draws come from the flow's own random stream,
 //! so the jitter changes no other random choice of the run.
+//!
+//! ns-2's answer to the same problem, `Agent/TCP overhead_`, is not this model: its delay is per
+//! send opportunity, not per segment. `TcpAgent::send_much` (tcp.cc) with `overhead_` > 0 arms the
+//! delayed-send timer (`delsnd_timer_`, uniform in [0, overhead_]) instead of sending; while the
+//! timer is pending, ACKs send nothing; at its expiry `send_much(force = 1)` sends everything the
+//! window then allows, back to back. docs/profiles.md compares the two.
 
 use std::collections::VecDeque;
 use ccsim_cc::{Rng, Time};
