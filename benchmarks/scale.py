@@ -2,7 +2,7 @@
 
 Runs the engine's dumbbell benchmark (``crates/ccsim-core/examples/bench_dumbbell.rs``: N NewReno
 flows, 10 ms base RTT, a one-BDP drop-tail queue, access links at the bottleneck's rate, sampling
-every 100 ms) over a grid of flow counts at 1 Gbit/s and of link rates at 100 flows, and prints a
+every 100 ms, the hosts' 125 us send jitter of the TCP profiles unless ``--send-jitter-us`` says otherwise) over a grid of flow counts at 1 Gbit/s and of link rates at 100 flows, and prints a
 Markdown table.
 
 With valgrind on the PATH each point runs under ``valgrind --tool=callgrind`` and the table gives
@@ -16,6 +16,7 @@ CPU seconds of the whole process (user + sys) and CPU nanoseconds per bottleneck
     python benchmarks/scale.py --full       # flows up to 100,000 and 100 Gbit/s (much longer)
     python benchmarks/scale.py --cpu        # CPU seconds, even where valgrind is installed
     python benchmarks/scale.py --flows 100 10000 --rates 1000   # chosen points (rates in Mbit/s)
+    python benchmarks/scale.py --send-jitter-us 0               # the dumbbell before the hosts' send jitter
 
 Each point simulates long enough for about ``--packets`` bottleneck packets (default 150,000), and
 at least ``--min-seconds`` (default 1 s: a hundred RTTs, past slow start at 1 Gbit/s). Numbers and
@@ -51,6 +52,7 @@ class Point:
     flows: int
     rate_mbps: float
     seconds: float
+    send_jitter_us: float = 125.0
 
 
 @dataclass
@@ -90,7 +92,7 @@ def parse(stdout: str) -> dict[str, str]:
 
 
 def run_point(binary: Path, point: Point, valgrind: str | None) -> Measured:
-    args = [str(binary), str(point.flows), f"{point.seconds:g}", "100", f"{point.rate_mbps:g}"]
+    args = [str(binary), str(point.flows), f"{point.seconds:g}", "100", f"{point.rate_mbps:g}", f"{point.send_jitter_us:g}"]
     instructions = cpu_s = None
     if valgrind:
         with tempfile.TemporaryDirectory() as tmp:
@@ -142,10 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--packets", type=int, default=150_000, help="bottleneck packets to aim for per point (default 150000)")
     ap.add_argument("--min-seconds", type=float, default=1.0, help="shortest simulated time of a point (default 1)")
     ap.add_argument("--seconds", type=float, help="simulated time of every point (overrides --packets and --min-seconds)")
+    ap.add_argument("--send-jitter-us", type=float, default=125.0,
+                    help="the hosts' send jitter, microseconds (default 125, the profiles' value; 0: the dumbbell as the "
+                         "issue measured it, before the jitter existed, with no host departure events)")
     ap.add_argument("--cpu", action="store_true", help="measure CPU seconds natively even where valgrind is installed")
     ap.add_argument("--binary", type=Path, help="a built bench_dumbbell (default: build it with cargo)")
     ap.add_argument("--cargo", default="cargo")
     args = ap.parse_args(argv)
+    if not args.send_jitter_us >= 0:
+        ap.error(f"--send-jitter-us: must be 0 or more (got {args.send_jitter_us:g})")
 
     flows = args.flows if args.flows is not None else (FULL_FLOWS if args.full else DEFAULT_FLOWS)
     rates = args.rates if args.rates is not None else (FULL_RATES_MBPS if args.full else DEFAULT_RATES_MBPS)
@@ -154,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def point(n: int, rate: float) -> Point:
         seconds = args.seconds or seconds_for(n, rate, args.packets, args.min_seconds)
-        return Point(n, rate, seconds)
+        return Point(n, rate, seconds, args.send_jitter_us)
 
     points = [point(n, args.flow_rate) for n in flows]
     points += [point(100, r) for r in rates if not (r == args.flow_rate and 100 in flows)]

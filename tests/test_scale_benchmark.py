@@ -55,3 +55,26 @@ def test_the_smallest_point_runs_natively():
     assert len(rows) == 1, done.stdout
     packets = int(rows[0].split("|")[4].replace(",", ""))
     assert packets > 1_000, rows[0]  # 1 Gbit/s for 0.1 s, one flow past slow start carries thousands
+
+
+def test_the_send_jitter_reaches_the_benchmark():
+    """--send-jitter-us 0 runs the dumbbell without host departure events: fewer events per packet
+    than with the profiles' 125 us, where about every other segment waits for an event of its own."""
+    binary = ROOT / "target" / "release" / "examples" / "bench_dumbbell"
+    if not binary.exists():
+        pytest.skip("the release benchmark is not built (cargo build --release -p ccsim-core --example bench_dumbbell)")
+
+    def events_per_packet(jitter_us: str) -> float:
+        done = subprocess.run([sys.executable, str(SCRIPT), "--cpu", "--binary", str(binary), "--flows", "10", "--rates",
+                               "--seconds", "0.2", "--send-jitter-us", jitter_us], capture_output=True, text=True, check=True)
+        row = next(line for line in done.stdout.splitlines() if line.startswith("| 10 |"))
+        return float(row.split("|")[5])
+
+    without, with_jitter = events_per_packet("0"), events_per_packet("125")
+    assert with_jitter > without + 0.2, (without, with_jitter)
+
+
+def test_a_negative_send_jitter_is_refused():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--send-jitter-us", "-1", "--binary", "/nonexistent"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "--send-jitter-us: must be 0 or more" in done.stderr, done.stderr
