@@ -87,6 +87,26 @@ def test_binned_means_and_jain_index():
         plots.binned(rows, "x", 0)
 
 
+def test_active_rows_keeps_the_intervals_that_overlap_each_flows_span():
+    """A row (the interval ending at time_s) is kept when it overlaps its flow's first start to last
+    stop; a flow the scenario does not name keeps every row. Flows given by number or by name."""
+    resolved = {"sample_interval_ns": 100_000_000, "flows": [
+        {"name": "early", "intervals": [{"start_ns": 0, "stop_ns": 250_000_000}]},
+        {"name": "late", "intervals": [{"start_ns": 300_000_000, "stop_ns": 400_000_000},
+                                       {"start_ns": 600_000_000, "stop_ns": 700_000_000}]},
+    ]}
+    times = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    by_number = pd.DataFrame({"time_s": times * 2, "flow": [0] * 8 + [1] * 8})
+    kept = plots.active_rows(by_number, resolved)
+    # early: (0, 0.25] -> 0.1, 0.2, 0.3 (the interval 0.2-0.3 holds its stop); late: (0.3, 0.7] -> 0.4 to 0.7
+    assert list(zip(kept["flow"], kept["time_s"])) == [(0, 0.1), (0, 0.2), (0, 0.3), (1, 0.4), (1, 0.5), (1, 0.6), (1, 0.7)]
+    by_name = pd.DataFrame({"time_s": times * 3, "flow": ["early"] * 8 + ["late"] * 8 + ["other"] * 8},
+                           index=range(100, 124))
+    kept = plots.active_rows(by_name, resolved)
+    assert list(kept["flow"]).count("other") == 8 and list(kept["flow"]).count("late") == 4
+    assert list(kept.index[:3]) == [100, 101, 102]  # the frame's own rows, index kept
+
+
 def test_mathis_and_error_bars():
     # Mathis et al.: B = MSS/RTT * sqrt(3/2) / sqrt(p); 1448 B, 40 ms, 1 % -> 3.547 Mbit/s
     assert float(plots.mathis_bps(0.01, 1448, 0.040)) == pytest.approx(8 * 1448 / 0.040 * np.sqrt(1.5) / 0.1)
