@@ -107,6 +107,28 @@ def test_active_rows_keeps_the_intervals_that_overlap_each_flows_span():
     assert list(kept.index[:3]) == [100, 101, 102]  # the frame's own rows, index kept
 
 
+def test_column_per_group_is_the_groupby_definition():
+    """The box plot's per-flow values from one sort equal those of a groupby with a sort and a
+    dropna per flow: the same groups in the same order (first appearance), the same values in time
+    order, missing values and rows without a flow left out."""
+    rng = np.random.default_rng(7)
+    n = 400
+    frame = pd.DataFrame({
+        "time_s": rng.permutation(n) / 10.0,
+        "flow": rng.choice([3, 1, 2, 7], n),
+        "goodput_bps": np.where(rng.random(n) < 0.2, np.nan, rng.random(n) * 1e6),
+    })
+    frame.loc[frame["flow"] == 7, "goodput_bps"] = np.nan  # a flow with no value at all
+    by_name = frame.assign(flow=frame["flow"].map({3: "c", 1: "a", 2: "b", 7: None}))
+    for f in (frame, by_name):
+        expected = [(k, rows["goodput_bps"].dropna().to_numpy()) for k, rows in plots._groups(f, "flow")]
+        got = plots._column_per_group(f, "flow", "goodput_bps")
+        assert [k for k, _ in got] == [k for k, _ in expected]
+        for (_, a), (_, b) in zip(got, expected):
+            assert np.array_equal(a, b)
+    assert plots._column_per_group(frame.iloc[0:0], "flow", "goodput_bps") == []
+
+
 def test_mathis_and_error_bars():
     # Mathis et al.: B = MSS/RTT * sqrt(3/2) / sqrt(p); 1448 B, 40 ms, 1 % -> 3.547 Mbit/s
     assert float(plots.mathis_bps(0.01, 1448, 0.040)) == pytest.approx(8 * 1448 / 0.040 * np.sqrt(1.5) / 0.1)

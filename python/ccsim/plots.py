@@ -359,7 +359,7 @@ def plot_box(
     IQR, outliers as dots. File: ``box_<column>.png`` unless ``filename`` is given."""
     fig, ax = _figure()
     rows = flows if window is None or flows.empty else flows[(flows["time_s"] > window[0]) & (flows["time_s"] <= window[1])]
-    groups = [(f, r[column].dropna().to_numpy() * scale) for f, r in _groups(rows, "flow")] if not rows.empty else []
+    groups = [(f, v * scale) for f, v in _column_per_group(rows, "flow", column)]
     groups = [(f, v) for f, v in groups if v.size]
     if len(groups) > MAX_FLOW_LINES:  # a box per flow is unreadable: every interval of them all, and their means
         count = len(groups)
@@ -758,6 +758,22 @@ def _groups(frame: pd.DataFrame, key: str) -> Iterable[tuple[object, pd.DataFram
     if frame.empty or key not in frame:
         return []
     return ((name, rows.sort_values("time_s")) for name, rows in frame.groupby(key, sort=False))
+
+
+def _column_per_group(frame: pd.DataFrame, key: str, column: str) -> list[tuple[object, np.ndarray]]:
+    """``column``'s values of each group of ``key`` in time order, without its missing values: what
+    ``[(k, rows[column].dropna().to_numpy()) for k, rows in _groups(frame, key)]`` gives (groups in
+    order of first appearance), from one sort of the whole frame instead of one per group (10,000
+    flows took seconds)."""
+    if frame.empty or key not in frame:
+        return []
+    codes, keys = pd.factorize(frame[key], sort=False)
+    order = np.lexsort((frame["time_s"].to_numpy(), codes))  # by group, then time; stable
+    codes, values = codes[order], frame[column].to_numpy()[order]
+    present = (codes >= 0) & ~pd.isna(values)  # a row without a key is in no group, as in groupby
+    codes, values = codes[present], values[present]
+    cuts = np.searchsorted(codes, np.arange(1, len(keys)))
+    return [(k, v) for k, v in zip(keys.tolist(), np.split(values, cuts))]
 
 
 def _queued_links(links: pd.DataFrame) -> pd.DataFrame:
