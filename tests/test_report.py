@@ -213,6 +213,21 @@ def test_the_other_per_flow_figures_of_many_flows_aggregate_them(tmp_path, monke
     assert curve.get_label() == "all 40 flows (40 samples)" and curve.get_ydata()[-1] == 1.0
 
 
+def test_delay_cdf_leaves_out_links_that_never_queued_and_keeps_the_named(tmp_path, monkeypatch):
+    axes = _captured_axes(monkeypatch)
+    hist = pd.DataFrame({"what": "qdelay", "name": ["idle", "idle", "busy", "busy", "other"],
+                         "value_ms": [0.0, plots.QUEUED_MS / 2, 0.0, 5.0, 7.0], "count": [10, 1, 3, 2, 4]})
+    plots.plot_delay_cdf(hist, tmp_path, "qdelay")
+    assert [line.get_label() for line in axes[-1].get_lines()] == ["busy (5 samples)", "other (4 samples)"]
+    plots.plot_delay_cdf(hist, tmp_path, "qdelay", names=["other", "idle"])
+    assert [line.get_label() for line in axes[-1].get_lines()] == ["other (4 samples)"]
+    many = pd.DataFrame({"what": "qdelay", "name": [f"l{i}" for i in range(40)] + ["quiet"],
+                         "value_ms": [2.0] * 40 + [0.0], "count": 1})
+    plots.plot_delay_cdf(many, tmp_path, "qdelay")
+    (curve,) = axes[-1].get_lines()
+    assert curve.get_label() == "all 40 links (40 samples)" and list(curve.get_xdata()) == [0.0, 2.0]
+
+
 def test_the_run_report_names_algorithms_not_thousands_of_flows():
     from ccsim.report import _run_scatter_points
 

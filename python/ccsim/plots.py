@@ -691,14 +691,17 @@ def plot_delay_cdf(
     RTT sample). ``names`` limits the curves. File: ``<what>_cdf_per_packet.png``."""
     fig, ax = _figure()
     rows = delay_hist[delay_hist["what"] == what] if not delay_hist.empty and "what" in delay_hist else delay_hist.iloc[0:0]
-    wanted = None if names is None else set(names)
-    curves = [(name, g) for name, g in rows.groupby("name", sort=False)
-              if (wanted is None or name in wanted)
-              and not (what == "qdelay" and g["value_ms"].max() < QUEUED_MS)]  # a link that never queued: a line at 0
-    if len(curves) > MAX_FLOW_LINES:  # too many to tell apart: every sample of them all in one curve
-        pooled = pd.concat([g for _, g in curves]).groupby("value_ms", as_index=False)["count"].sum()
-        kind = "flows" if what == "rtt" else "links"
-        curves = [(f"all {len(curves):,} {kind}", pooled)]
+    count = 0
+    if "name" in rows:
+        rows = rows[rows["name"].notna() if names is None else rows["name"].isin(set(names))]
+        if what == "qdelay" and not rows.empty:  # a link that never queued: a line at 0
+            rows = rows[~(rows.groupby("name", sort=False)["value_ms"].transform("max") < QUEUED_MS)]
+        count = rows["name"].nunique()
+    if count > MAX_FLOW_LINES:  # too many to tell apart: every sample of them all in one curve
+        pooled = rows.groupby("value_ms", as_index=False)["count"].sum()
+        curves = [(f"all {count:,} {'flows' if what == 'rtt' else 'links'}", pooled)]
+    else:
+        curves = list(rows.groupby("name", sort=False)) if count else []
     for i, (name, g) in enumerate(curves):
         g = g.sort_values("value_ms")
         counts = g["count"].to_numpy(dtype=float)
