@@ -76,6 +76,20 @@ def test_scenario_differences_name_the_paths():
     b = {"seed": 2, "topology": {"loss": 0.01, "rate": 10}, "flows": [{"algorithm": "newreno"}, {"algorithm": "hd"}]}
     assert scenario_differences(a, b) == ["flows[1].algorithm", "topology.loss"]
     assert scenario_differences(a, {**a, "flows": a["flows"][:1]}) == ["flows"]
+    assert scenario_differences(a, {**a, "seed": 7}) == [] and scenario_differences(a, json.loads(json.dumps(a))) == []
+    assert scenario_differences(a, {**a, "topology": {"loss": 0.0, "rate": 10.5}}) == ["topology.rate"]
+
+
+def test_values_of_takes_each_flows_values_as_a_lookup_would():
+    import pandas as pd
+
+    from ccsim.compare import _values_of
+
+    table = pd.DataFrame({"goodput_bps": [1.5, 2.5, float("nan")], "timeouts": [0, 3, 1]}, index=["x", "y", "z"])
+    names = ["z", "x"]
+    got = _values_of(table, names, ["goodput_bps", "timeouts"])
+    expected = [[table.at[n, c] for n in names] for c in ["goodput_bps", "timeouts"]]
+    assert got[1] == expected[1] and got[0][1] == expected[0][1] and pd.isna(got[0][0]) and pd.isna(expected[0][0])
 
 
 def test_cli_writes_the_table_and_the_overlaid_plots(runs):
