@@ -269,6 +269,22 @@ def test_run_report_is_one_self_contained_page(run_dir):
     assert "seed" in page and "jain_index" in page and "goodput_bps" in page
 
 
+def test_long_tables_show_their_first_rows_and_name_the_file_of_all(run_dir, sweep_dir, monkeypatch):
+    import ccsim.report as report
+
+    monkeypatch.setattr(report, "MAX_TABLE_ROWS", 1)
+    page = write_report(run_dir).read_text()
+    flows = page.split("<h2>Flows (summary window)</h2>", 1)[1].split("</section>", 1)[0]
+    assert "The first 1 of 2 flows; every row is in <code>summary.parquet</code>." in flows
+    assert flows.count("</tr>") == 2  # the header and one flow
+    links = page.split("<h2>Links (summary window)</h2>", 1)[1].split("</section>", 1)[0]
+    assert "every row is in <code>link_summary.parquet</code>." in links and links.count("</tr>") == 2
+    runs = write_report(sweep_dir).read_text().split("<h2>Runs</h2>", 1)[1].split("</section>", 1)[0]
+    assert "The first 1 of 8 runs; every row is in <code>runs.parquet</code>." in runs
+    monkeypatch.setattr(report, "MAX_TABLE_ROWS", 200)
+    assert "every row is in" not in write_report(run_dir).read_text()
+
+
 def test_cli_report_rewrites_and_refuses_other_directories(run_dir, tmp_path):
     first = CliRunner().invoke(cli, ["report", str(run_dir)])
     assert first.exit_code == 0, first.output

@@ -51,6 +51,9 @@ __all__ = [
 ]
 
 REPORT_FILE = "report.html"
+# Rows a table of the page shows: a table of every flow and link of a 10,000-flow run made a 14 MB
+# page; past this the table shows its first rows and names the file that holds them all.
+MAX_TABLE_ROWS = 200
 RUN_MARKER = "meta.json"
 SWEEP_MARKER = "sweep.json"
 
@@ -159,8 +162,8 @@ def run_report_html(directory: str | Path) -> str:
     ]
     body = [_facts_table(facts)]
     body.append(_section("Run summary", _dict_table(result.run_summary)))
-    body.append(_section("Flows (summary window)", _frame_html(result.summary)))
-    body.append(_section("Links (summary window)", _frame_html(result.link_summary)))
+    body.append(_section("Flows (summary window)", _frame_html(result.summary, "summary.parquet", "flows")))
+    body.append(_section("Links (summary window)", _frame_html(result.link_summary, "link_summary.parquet", "links")))
     body.append(_section("Figures", _figures_html(figures)))
     body.append(_section("Scenario (TOML as given)", _pre(meta.get("scenario_toml", ""))))
     body.append(_section("Algorithm parameters actually used", _pre(json.dumps(meta.get("algorithm_params", {}), indent=2))))
@@ -255,7 +258,7 @@ def sweep_report_html(directory: str | Path, experiment: str | Experiment | None
     body.append(_section("Figures", _figures_html(figures)))
     summary = getattr(sweep, "summary", pd.DataFrame())
     body.append(_section("Summary per sweep point", _frame_html(_compact_summary(summary))))
-    body.append(_section("Runs", _frame_html(runs)))
+    body.append(_section("Runs", _frame_html(runs, "runs.parquet", "runs")))
     body.append(_section("Base scenario (TOML)", _pre(_base_toml(sweep, plan_doc))))
     body.append(_section("Plan (sweep.json)", _pre(json.dumps(plan_doc, indent=2, default=str))))
     return _page(title, body)
@@ -460,9 +463,16 @@ def _figures_html(figures: list[tuple[str, bytes]]) -> str:
     return "\n".join(parts)
 
 
-def _frame_html(frame: pd.DataFrame | None) -> str:
+def _frame_html(frame: pd.DataFrame | None, source: str | None = None, rows: str = "rows") -> str:
+    """``frame`` as an HTML table; past ``MAX_TABLE_ROWS`` rows its first ones and a line naming
+    ``source``, the file of the directory that holds every row."""
     if frame is None or frame.empty:
         return "<p>(empty)</p>"
+    note = ""
+    if source is not None and len(frame) > MAX_TABLE_ROWS:
+        note = (f"<p>The first {MAX_TABLE_ROWS:,} of {len(frame):,} {html.escape(rows)}; every row is in "
+                f"<code>{html.escape(source)}</code>.</p>")
+        frame = frame.head(MAX_TABLE_ROWS)
     shown = frame.copy()
     for column in shown.columns:  # tables and lists in cells (swept queue tables) as compact text
         if shown[column].dtype == object:
@@ -470,7 +480,7 @@ def _frame_html(frame: pd.DataFrame | None) -> str:
         elif is_percentile_column(column):  # histogram percentiles: the digits they have (ccsim.precision)
             shown[column] = shown[column].map(fmt_percentile)
     table = shown.to_html(index=False, na_rep="-", float_format=_fmt_float, border=0, escape=True)
-    return f"<div class=scroll>{table}</div>"
+    return f"{note}<div class=scroll>{table}</div>"
 
 
 def _dict_table(values: dict[str, Any]) -> str:
