@@ -217,3 +217,16 @@ def test_meta_json_puts_each_flow_on_a_line_and_reads_back_as_written(tmp_path):
     assert len(flow_lines) == 3 and all(line.startswith("      {") for line in flow_lines)
     assert '\n  "scenario": {\n    "ccsim_resolved"' in text  # the rest indented as before
     assert Result.load(path).scenario == result.scenario
+
+
+def test_meta_json_puts_each_flows_algorithm_parameters_on_a_line(tmp_path):
+    result = handmade_result()
+    result.meta["algorithm_params"] = {f"f{i}": {"algorithm": "newreno", "params": {"beta": 0.5, "cap": float("inf") if i == 1 else 2.0}}
+                                       for i in range(3)}
+    text = (result.save(tmp_path / "run") / "meta.json").read_text()
+    assert '\n  "algorithm_params": {\n    "f0": {"algorithm": "newreno", "params": {"beta": 0.5, "cap": 2.0}},\n' in text
+    assert '\n    "f1": {"algorithm": "newreno", "params": {"beta": 0.5, "cap": null}},\n' in text  # not finite: null
+    meta = json.loads(text)
+    assert meta["algorithm_params"]["f2"] == {"algorithm": "newreno", "params": {"beta": 0.5, "cap": 2.0}}
+    assert meta["algorithm_params"]["f1"]["params"]["cap"] is None
+    assert [k for k in meta if k in result.meta] == list(result.meta)  # the keys in their order

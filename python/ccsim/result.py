@@ -32,7 +32,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -228,20 +228,35 @@ def read_parquet(path: Path) -> pa.Table:
 
 
 def meta_json(meta: dict[str, Any]) -> str:
-    """``meta.json``'s text: indented by two, except that each flow of the resolved scenario is one
-    line. A 100,000-flow scenario is millions of values, which Python's indenting encoder (pure
-    Python) took over ten seconds to write; one line per flow is its C encoder's, and as easy to
-    read. The resolved document has no NaN or infinity (the engine read it as JSON), so it needs no
-    :func:`json_safe`."""
+    """``meta.json``'s text: indented by two, except that each flow of the resolved scenario and
+    each flow's entry of ``algorithm_params`` is one line. A 100,000-flow run is millions of values,
+    which Python's indenting encoder (pure Python) took over ten seconds to write; one line per flow
+    is its C encoder's, and as easy to read. The resolved document has no NaN or infinity (the
+    engine read it as JSON), so it needs no :func:`json_safe`; an algorithm's entry goes through it
+    only when the C encoder refuses it (a parameter that is not finite)."""
+    encode = json.JSONEncoder(allow_nan=False).encode  # one encoder: the C one, made once
+    marker = f"one-line-{uuid.uuid4().hex}"  # stands in for a long container while the rest is indented
+    lines: dict[str, str] = {}
     scenario = meta.get("scenario")
     flows = scenario.get("flows") if isinstance(scenario, dict) else None
-    if not isinstance(flows, list) or not flows:
-        return json.dumps(json_safe(meta), indent=2)
-    marker = f"flows-{uuid.uuid4().hex}"  # stands in for the list while the rest is indented
-    text = json.dumps(json_safe(dict(meta, scenario=dict(scenario, flows=marker))), indent=2)
-    encode = json.JSONEncoder(allow_nan=False).encode  # one encoder: the C one, made once
-    lines = ",\n".join("      " + encode(flow) for flow in flows)
-    return text.replace(f'"{marker}"', "[\n" + lines + "\n    ]", 1)
+    if isinstance(flows, list) and flows:
+        meta = dict(meta, scenario=dict(scenario, flows=f"{marker}-flows"))
+        lines[f"{marker}-flows"] = "[\n" + ",\n".join("      " + encode(flow) for flow in flows) + "\n    ]"
+    params = meta.get("algorithm_params")
+    if isinstance(params, dict) and params and all(isinstance(k, str) for k in params):
+        meta = dict(meta, algorithm_params=f"{marker}-params")
+        lines[f"{marker}-params"] = "{\n" + ",\n".join(f"    {encode(k)}: {_one_line(v, encode)}" for k, v in params.items()) + "\n  }"
+    text = json.dumps(json_safe(meta), indent=2)
+    for key, replacement in lines.items():
+        text = text.replace(f'"{key}"', replacement, 1)
+    return text
+
+
+def _one_line(value: Any, encode: Callable[[Any], str]) -> str:
+    try:
+        return encode(value)
+    except ValueError:  # NaN or infinity: null, as json_safe writes them
+        return encode(json_safe(value))
 
 
 def json_safe(value: Any) -> Any:
