@@ -98,13 +98,19 @@ pub(crate) struct WindowMeasure {
     pub rtt_hist: Histogram,
 }
 
-/// Counters at the previous sample, for per-interval rates.
+/// Counters at the previous sample, for per-interval rates, and where its rows went.
 #[derive(Default)]
 pub(crate) struct SampleSnapshot {
     pub rcv: u64,
     pub wire: u64,
     pub retx: u64,
     pub timeouts: u64,
+    /// A TCP flow's row was written at the previous sample, with the sender's `changes()` then,
+    /// and its `metrics_len` metric rows from `metrics_off` among that sample's metric rows.
+    pub kept: bool,
+    pub changes: u64,
+    pub metrics_off: usize,
+    pub metrics_len: u32,
 }
 
 pub(crate) struct Flow {

@@ -7,10 +7,11 @@ use ccsim_cc::Time;
 
 use crate::link::Link;
 use crate::scenario::Scenario;
-use crate::sim::flow::{App, Flow};
+use crate::sim::flow::{App, Flow, SampleSnapshot, Schedule};
 use crate::sim::output::{RunOutput, RunStats};
 use crate::sim::series::{CcSeries, FlowRow, FlowSeries, LinkSeries, MetricNames, Name, StreamSeries, ROW_BATCH};
 use crate::sim::summary::{self, ms};
+use crate::tcp::Sender;
 
 pub(crate) struct Recorder {
     sample_interval: Duration,
@@ -25,17 +26,27 @@ pub(crate) struct Recorder {
     sampled: Option<Vec<u32>>,
     /// The run's end: its samples are at every multiple of `sample_interval` up to it.
     end: Time,
-    /// The buffer the flows' algorithms write their metrics into at each sample, a batch of
-    /// flows at a time, kept between samples so a row allocates nothing.
+    /// The buffer a flow's algorithm writes its metrics into, kept between samples so a row
+    /// allocates nothing.
     metrics: Vec<ccsim_cc::Metric>,
+    /// A batch of a sample's metric rows (name, value), written into their table a column at a time.
+    metric_rows: Vec<(Name, f64)>,
     /// The `cc_metrics` table's metric names, each once.
     metric_names: MetricNames,
     /// The links' numbers `0..links`, the `link` column of a sample's rows.
     link_ids: Vec<Name>,
     /// A batch of a sample's flow rows, written into their table a column at a time.
     flow_rows: Vec<FlowRow>,
-    /// The flow of each metric in `metrics` (a batch of a sample's metric rows).
+    /// The flow of each metric in `metric_rows`.
     metric_flows: Vec<u64>,
+    /// Where the previous sample's rows of the flows and metrics tables are.
+    block: Option<Block>,
+    /// Unchanged flows' rows are copied (`sample`); false in the tests that check the copies,
+    /// which also set `redo_metrics` to take the path of an algorithm whose number of metrics
+    /// changed at every sample, and read `repeated`, the samples whose rows were copies.
+    pub(crate) repeat_rows: bool,
+    pub(crate) redo_metrics: bool,
+    pub(crate) repeated: u64,
     pub stats: RunStats,
 }
 
@@ -52,10 +63,15 @@ impl Recorder {
             links: LinkSeries::default(),
             sampled: None,
             metrics: Vec::new(),
+            metric_rows: Vec::new(),
             metric_names: MetricNames::default(),
             link_ids: Vec::new(),
             flow_rows: Vec::new(),
             metric_flows: Vec::new(),
+            block: None,
+            repeat_rows: true,
+            redo_metrics: false,
+            repeated: 0,
             stats: RunStats::default(),
         }
     }
@@ -104,9 +120,20 @@ impl Recorder {
         // Web transfers are reported in the summary (completion times), not here; neither is the
         // generator, which moves no data itself.
         let first = self.sampled.is_none();
-        let sampled = self.sampled.get_or_insert_with(|| {
+        let sampled = self.sampled.take().unwrap_or_else(|| {
             (0..flows.len() as u32).filter(|&i| !flows[i as usize].id.background && !matches!(flows[i as usize].app, App::Web(_))).collect()
         });
+        let room = self.sample_flows(now, t, from, secs, first, &sampled, flows, links.len());
+        self.sampled = Some(sampled);
+        if room {
+            self.sample_links(now, t, secs, links);
+        }
+    }
+
+    /// The rows of the flows (`sampled`) for the interval (from, now].
+    #[allow(clippy::too_many_arguments)]
+    /// False, and no row written, if the tables have no room for the sample's rows.
+    fn sample_flows(&mut self, now: Time, t: f64, from: Time, secs: f64, first: bool, sampled: &[u32], flows: &mut [Flow], links: usize) -> bool {
         // At the first sample, room for every row the run's samples can add (this one and those
         // after it, a row per flow and per link each): the tables then never grow by copying
         // themselves (docs/performance.md, "Scaling with flows and link rate").
@@ -116,43 +143,51 @@ impl Recorder {
             let streams = sampled.iter().filter(|&&i| matches!(flows[i as usize].app, App::Stream { .. })).count();
             self.flows.reserve_run(samples_left.saturating_mul(sampled.len() - streams));
             self.streams.reserve_run(samples_left.saturating_mul(streams));
-            self.links.reserve_run(samples_left.saturating_mul(links.len()));
+            self.links.reserve_run(samples_left.saturating_mul(links));
         }
         // Room for this sample's rows at once: a row is then a store per column, not a check and a
         // possible growth per value. Without the room the sample is not taken (the run then ends
         // with `SimError::Resources`, see `out_of_memory`).
-        if !(self.flows.reserve(sampled.len()) && self.streams.reserve(sampled.len()) && self.links.reserve(links.len())) {
-            return;
+        if !(self.flows.reserve(sampled.len()) && self.streams.reserve(sampled.len()) && self.links.reserve(links)) {
+            return false;
         }
+        // When the TCP flows that get a row are those that got one at the previous sample, their
+        // rows (and metric rows) start as copies of that sample's and only the flows whose sender
+        // or receiver moved since are read again: most flows of a run of many flows wait out a
+        // retransmission timeout from one sample to the next (docs/performance.md, "Sampling
+        // unchanged flows").
+        let (rows_at, metrics_at) = (self.flows.len(), self.cc.len());
+        let block = self.block.take();
+        let repeat = self.repeat_rows && block.is_some_and(|b| self.cc.reserve(b.metrics) && same_flows_keep_rows(sampled, flows, now, from, b.rows));
+        if let (true, Some(b)) = (repeat, block) {
+            self.flows.repeat_rows(b.rows_at, b.rows, t);
+            self.cc.repeat_rows(b.metrics_at, b.metrics, t);
+            self.repeated += 1;
+        }
+        let (mut rows, mut metrics_differ) = (0, repeat && self.redo_metrics);
         for &i in sampled.iter() {
             let f = &mut flows[i as usize];
-            // What the receiver took in and the source put on the wire so far (a TCP flow's read
-            // here, without a second look at which application it is).
-            let (delivered, wire) = match &f.app {
-                App::Tcp { sender, receiver } => (receiver.rcv_nxt(), sender.stats().wire_bytes_sent),
-                App::Stream { source, sink, .. } => (sink.payload_bytes, source.wire_bytes_sent),
-                App::Web(_) | App::Finished(_) => (f.delivered_bytes(), f.sent().2),
-            };
-            debug_assert_eq!((delivered, wire), (f.delivered_bytes(), f.sent().2));
             let (sched, prev) = (&f.schedule, &mut f.snapshot);
-            let goodput_bps = (delivered - prev.rcv) as f64 * 8.0 / secs;
             // `active`: the application was on during some of the interval (from, now].
-            let active = sched.intervals.iter().any(|&(a, b)| a < now && b > from);
-            // No row before a flow starts, nor after it stopped once nothing moves any more: a frozen
-            // cwnd there would draw a flow that runs when it does not (off periods keep their rows).
-            let keep = sched.start < now && (from < sched.stop || delivered != prev.rcv || wire != prev.wire);
-            prev.rcv = delivered;
+            let active = || sched.intervals.iter().any(|&(a, b)| a < now && b > from);
             let flow = i as u64;
             match &mut f.app {
-                App::Tcp { sender: s, .. } => {
-                    let (stats, w) = (s.stats(), s.window());
+                App::Tcp { sender: s, receiver } => {
+                    let delivered = receiver.rcv_nxt();
+                    let stats = s.stats();
+                    let keep = if repeat { prev.kept } else { keeps_row(sched, now, from, delivered, stats.wire_bytes_sent, prev) };
                     if keep {
-                        if self.flow_rows.len() == ROW_BATCH {
-                            self.flows.extend_rows(t, &mut self.flow_rows);
+                        let same_sender = repeat && s.changes() == prev.changes;
+                        if same_sender && delivered == prev.rcv {
+                            // the copy holds, but for the application's schedule
+                            *self.flows.active_at(rows_at + rows) = active();
+                            rows += 1;
+                            continue;
                         }
-                        self.flow_rows.push(FlowRow {
+                        let w = s.window();
+                        let row = FlowRow {
                             flow,
-                            goodput_bps,
+                            goodput_bps: (delivered - prev.rcv) as f64 * 8.0 / secs,
                             send_rate_bps: (stats.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
                             cwnd_bytes: w.cwnd_bytes,
                             cwnd_pkts: w.cwnd_pkts(),
@@ -161,51 +196,87 @@ impl Recorder {
                             rtt_ms: ms(s.latest_rtt()),
                             retransmits: stats.retransmits - prev.retx,
                             timeouts: stats.timeouts - prev.timeouts,
-                            active,
-                        });
-                        // The algorithm appends its metrics to those of the batch's other flows; each
-                        // gets its flow's number alongside.
-                        if self.metrics.len() >= ROW_BATCH {
-                            self.cc.extend_metrics(t, &mut self.metrics, &mut self.metric_flows, &mut self.metric_names);
+                            active: active(),
+                        };
+                        if repeat {
+                            self.flows.set_flow_row(rows_at + rows, t, &row);
+                            if !same_sender {
+                                // the algorithm's metrics over its copied ones, if as many
+                                s.cc_metrics(&mut self.metrics);
+                                metrics_differ |= self.metrics.len() != prev.metrics_len as usize;
+                                if !metrics_differ {
+                                    for (k, &(n, v)) in self.metrics.iter().enumerate() {
+                                        self.cc.set_metric(metrics_at + prev.metrics_off + k, self.metric_names.key(n), v);
+                                    }
+                                }
+                                self.metrics.clear();
+                            }
+                        } else {
+                            if self.flow_rows.len() == ROW_BATCH {
+                                self.flows.extend_rows(t, &mut self.flow_rows);
+                            }
+                            self.flow_rows.push(row);
+                            // The algorithm appends its metrics to those of the batch's other
+                            // flows; each gets its flow's number alongside.
+                            let (off, len) = self.append_metrics(t, s, flow, metrics_at);
+                            (prev.metrics_off, prev.metrics_len) = (off, len);
                         }
-                        let before = self.metrics.len();
-                        s.cc_metrics(&mut self.metrics);
-                        for _ in before..self.metrics.len() {
-                            self.metric_flows.push(flow);
-                        }
+                        rows += 1;
                     }
+                    prev.kept = keep;
+                    prev.changes = s.changes();
+                    prev.rcv = delivered;
                     prev.wire = stats.wire_bytes_sent;
                     prev.retx = stats.retransmits;
                     prev.timeouts = stats.timeouts;
                 }
                 App::Web(_) | App::Finished(_) => {} // neither is sampled (see above)
                 App::Stream { source, sink, .. } => {
+                    let (delivered, wire) = (sink.payload_bytes, source.wire_bytes_sent);
                     let c = std::mem::take(&mut sink.interval);
-                    if keep {
+                    if keeps_row(sched, now, from, delivered, wire, prev) {
                         self.streams.push_reserved(
                             t,
                             flow,
-                            goodput_bps,
-                            (source.wire_bytes_sent - prev.wire) as f64 * 8.0 / secs,
+                            (delivered - prev.rcv) as f64 * 8.0 / secs,
+                            (wire - prev.wire) as f64 * 8.0 / secs,
                             c.packets,
                             if c.packets == 0 { f64::NAN } else { c.owd_sum_ns as f64 / c.packets as f64 / 1e6 },
                             if c.packets == 0 { f64::NAN } else { c.owd_max_ns as f64 / 1e6 },
                             sink.jitter_ns / 1e6,
                             sink.lost(),
-                            active,
+                            active(),
                         );
                     }
-                    prev.wire = source.wire_bytes_sent;
+                    prev.rcv = delivered;
+                    prev.wire = wire;
                 }
             }
         }
         self.flows.extend_rows(t, &mut self.flow_rows);
-        self.cc.extend_metrics(t, &mut self.metrics, &mut self.metric_flows, &mut self.metric_names);
+        if metrics_differ {
+            // A changed flow's algorithm reported more or fewer metrics than at the previous
+            // sample: this sample's metric rows again, each flow's from its algorithm.
+            self.cc.truncate(metrics_at);
+            for &i in sampled.iter() {
+                let f = &mut flows[i as usize];
+                if let (App::Tcp { sender, .. }, true) = (&f.app, f.snapshot.kept) {
+                    (f.snapshot.metrics_off, f.snapshot.metrics_len) = self.append_metrics(t, sender, i as u64, metrics_at);
+                }
+            }
+        }
+        self.cc.extend_metrics(t, &mut self.metric_rows, &mut self.metric_flows);
+        self.block = Some(Block { rows_at, rows, metrics_at, metrics: self.cc.len() - metrics_at });
         if first {
             // as many metric rows in each sample after this one as in this one (a guess: flows
             // that have not started yet have none here)
             self.cc.reserve_run((self.cc.cells() / CcSeries::COLUMNS).saturating_mul(samples_left - 1));
         }
+        true
+    }
+
+    /// The rows of the links for the interval ending `now`.
+    fn sample_links(&mut self, now: Time, t: f64, secs: f64, links: &mut [Link]) {
         // Every link's row as an idle link's first, then the rows of the links that were not idle.
         let base = self.links.len();
         if self.link_ids.len() != links.len() {
@@ -250,6 +321,21 @@ impl Recorder {
         }
     }
 
+    /// Flow `flow`'s metric rows, from its algorithm `sender`, into the batch; where they start
+    /// among this sample's metric rows (which start at `metrics_at`), and how many.
+    fn append_metrics(&mut self, t: f64, sender: &Sender, flow: u64, metrics_at: usize) -> (usize, u32) {
+        if self.metric_rows.len() >= ROW_BATCH {
+            self.cc.extend_metrics(t, &mut self.metric_rows, &mut self.metric_flows);
+        }
+        let before = self.metric_rows.len();
+        sender.cc_metrics(&mut self.metrics);
+        let names = &mut self.metric_names;
+        self.metric_rows.extend(self.metrics.drain(..).map(|(n, v)| (names.key(n), v)));
+        let added = self.metric_rows.len() - before;
+        self.metric_flows.extend(std::iter::repeat_n(flow, added));
+        (self.cc.len() + before - metrics_at, added as u32)
+    }
+
     /// The series recorded so far and the summaries of the finished run.
     pub fn finish(self, scenario: &Scenario, flows: &[Flow], links: &[Link], end: Time) -> RunOutput {
         let (measure_start, measure_end) = (self.measure_start, self.measure_end);
@@ -277,4 +363,39 @@ impl Recorder {
             params_used: summary::params_used(scenario, flows),
         }
     }
+}
+
+/// A flow gets a row of the interval (from, now] once it has started, and after it stopped only
+/// while something still moves: a frozen cwnd there would draw a flow that runs when it does not
+/// (off periods keep their rows).
+#[inline]
+fn keeps_row(sched: &Schedule, now: Time, from: Time, delivered: u64, wire: u64, prev: &SampleSnapshot) -> bool {
+    sched.start < now && (from < sched.stop || delivered != prev.rcv || wire != prev.wire)
+}
+
+/// The TCP flows that get a row at this sample are those that got one at the previous, which
+/// gave `rows` rows.
+fn same_flows_keep_rows(sampled: &[u32], flows: &[Flow], now: Time, from: Time, rows: usize) -> bool {
+    let mut kept = 0;
+    for &i in sampled {
+        let f = &flows[i as usize];
+        if let App::Tcp { sender, receiver } = &f.app {
+            let keep = keeps_row(&f.schedule, now, from, receiver.rcv_nxt(), sender.stats().wire_bytes_sent, &f.snapshot);
+            if keep != f.snapshot.kept {
+                return false;
+            }
+            kept += keep as usize;
+        }
+    }
+    kept == rows
+}
+
+/// Where a sample's rows are: the flows table's from `rows_at` (`rows` of them), the metrics
+/// table's from `metrics_at` (`metrics`).
+#[derive(Clone, Copy)]
+struct Block {
+    rows_at: usize,
+    rows: usize,
+    metrics_at: usize,
+    metrics: usize,
 }

@@ -278,6 +278,43 @@ pub(crate) struct FlowRow {
 pub(crate) const ROW_BATCH: usize = 256;
 
 impl FlowSeries {
+    /// Rows held so far.
+    pub fn len(&self) -> usize {
+        self.time_s.len()
+    }
+
+    /// Appends, at time `t`, a copy of the `len` rows from `start` (the previous sample's rows of
+    /// the same flows, in the same order) as rows of flows nothing happened to in the interval:
+    /// the state columns (window, RTT, `active`) repeated, the interval's rates and counts zero.
+    /// Into the room [`Self::reserve`] made; the recorder then overwrites the rows of the flows
+    /// that did change ([`Self::set_row`]) and the `active` flags that did ([`Self::set_active`]).
+    pub fn repeat_rows(&mut self, start: usize, len: usize, t: f64) {
+        fill(&mut self.time_s, t, len);
+        repeat(&mut self.flow, start, len);
+        fill(&mut self.goodput_bps, 0.0, len);
+        fill(&mut self.send_rate_bps, 0.0, len);
+        repeat(&mut self.cwnd_bytes, start, len);
+        repeat(&mut self.cwnd_pkts, start, len);
+        repeat(&mut self.ssthresh_bytes, start, len);
+        repeat(&mut self.srtt_ms, start, len);
+        repeat(&mut self.rtt_ms, start, len);
+        fill(&mut self.retransmits, 0, len);
+        fill(&mut self.timeouts, 0, len);
+        repeat(&mut self.active, start, len);
+    }
+
+    /// The `active` flag of row `row`, and sets it.
+    #[inline]
+    pub fn active_at(&mut self, row: usize) -> &mut bool {
+        &mut self.active[row]
+    }
+
+    /// Row `row` (which exists) from a flow's `FlowRow` and the time.
+    #[inline]
+    pub fn set_flow_row(&mut self, row: usize, t: f64, r: &FlowRow) {
+        self.set_row(row, t, r.flow, r.goodput_bps, r.send_rate_bps, r.cwnd_bytes, r.cwnd_pkts, r.ssthresh_bytes, r.srtt_ms, r.rtt_ms, r.retransmits, r.timeouts, r.active);
+    }
+
     /// Appends the batch `rows`, each at time `t`, into the room [`Self::reserve`] made, and
     /// empties it.
     pub fn extend_rows(&mut self, t: f64, rows: &mut Vec<FlowRow>) {
@@ -301,33 +338,52 @@ impl CcSeries {
     /// Appends a row per metric of the batch `metrics` (name, value), each at time `t` and of the
     /// flow at the same place in `flows`, and empties both; false, and the table marked
     /// incomplete, if memory for them could not be had.
-    pub fn extend_metrics(&mut self, t: f64, metrics: &mut Vec<ccsim_cc::Metric>, flows: &mut Vec<u64>, names: &mut MetricNames) -> bool {
-        let stored = self.append_metrics(t, metrics, flows, names);
+    pub fn extend_metrics(&mut self, t: f64, metrics: &mut Vec<(Name, f64)>, flows: &mut Vec<u64>) -> bool {
+        let stored = self.append_metrics(t, metrics, flows);
         metrics.clear();
         flows.clear();
         stored
     }
 
-    fn append_metrics(&mut self, t: f64, metrics: &[ccsim_cc::Metric], flows: &[u64], names: &mut MetricNames) -> bool {
+    fn append_metrics(&mut self, t: f64, metrics: &[(Name, f64)], flows: &[u64]) -> bool {
         debug_assert_eq!(metrics.len(), flows.len());
         if !self.reserve(metrics.len()) {
             return false;
         }
         fill(&mut self.time_s, t, metrics.len());
         self.flow.extend_from_slice(flows);
-        // A batch's metrics mostly repeat one controller's few names: the last name's key is
-        // kept at hand, and the names are asked only when it changes.
-        let mut last: Option<(&'static str, Name)> = None;
-        self.name.extend(metrics.iter().map(|&(n, _)| match last {
-            Some((p, k)) if std::ptr::eq(p, n) => k,
-            _ => {
-                let k = names.key(n);
-                last = Some((n, k));
-                k
-            }
-        }));
+        self.name.extend(metrics.iter().map(|&(n, _)| n));
         self.value.extend(metrics.iter().map(|&(_, v)| v));
         true
+    }
+
+    /// Rows held so far.
+    pub fn len(&self) -> usize {
+        self.time_s.len()
+    }
+
+    /// Appends, at time `t`, a copy of the `len` rows from `start` (the previous sample's metric
+    /// rows, which the recorder then overwrites for the flows that changed), into the room
+    /// [`Self::reserve`] made.
+    pub fn repeat_rows(&mut self, start: usize, len: usize, t: f64) {
+        fill(&mut self.time_s, t, len);
+        repeat(&mut self.flow, start, len);
+        repeat(&mut self.name, start, len);
+        repeat(&mut self.value, start, len);
+    }
+
+    /// Overwrites the name and value of row `row` (which exists).
+    #[inline]
+    pub fn set_metric(&mut self, row: usize, name: Name, value: f64) {
+        (self.name[row], self.value[row]) = (name, value);
+    }
+
+    /// Drops the rows from `rows` on.
+    pub fn truncate(&mut self, rows: usize) {
+        self.time_s.truncate(rows);
+        self.flow.truncate(rows);
+        self.name.truncate(rows);
+        self.value.truncate(rows);
     }
 }
 
@@ -336,6 +392,17 @@ fn fill<T: Copy>(column: &mut Vec<T>, v: T, n: usize) {
     let chunk = [v; FILL_CHUNK];
     for k in chunks(n) {
         column.extend_from_slice(&chunk[..k]);
+    }
+}
+
+/// Appends a copy of `column[start..start + len]`, a chunk at a time: a copy of at most
+/// `FILL_CHUNK` values stays below glibc's threshold for `rep movsb` (2112 bytes here), which
+/// callgrind counts a byte at a time, so the instruction counts keep measuring the simulator.
+fn repeat<T: Copy>(column: &mut Vec<T>, start: usize, len: usize) {
+    let mut from = start;
+    for k in chunks(len) {
+        column.extend_from_within(from..from + k);
+        from += k;
     }
 }
 
@@ -504,10 +571,11 @@ mod tests {
         let flows = [0u64, 0, 1, 1, 2];
         let (mut bulk, mut one) = (CcSeries::default(), CcSeries::default());
         let (mut bulk_names, mut one_names) = (MetricNames::default(), MetricNames::default());
-        let (mut first, mut first_flows) = (metrics[..2].to_vec(), flows[..2].to_vec());
-        assert!(bulk.extend_metrics(0.2, &mut first, &mut first_flows, &mut bulk_names));
+        let mut keyed: Vec<(Name, f64)> = metrics.iter().map(|&(n, v)| (bulk_names.key(n), v)).collect();
+        let (mut first, mut first_flows) = (keyed[..2].to_vec(), flows[..2].to_vec());
+        assert!(bulk.extend_metrics(0.2, &mut first, &mut first_flows));
         assert!(first.is_empty() && first_flows.is_empty(), "a written batch is emptied");
-        assert!(bulk.extend_metrics(0.2, &mut metrics[2..].to_vec(), &mut flows[2..].to_vec(), &mut bulk_names));
+        assert!(bulk.extend_metrics(0.2, &mut keyed.split_off(2), &mut flows[2..].to_vec()));
         for (&(n, v), &f) in metrics.iter().zip(&flows) {
             one.push(0.2, f, one_names.key(n), v);
         }

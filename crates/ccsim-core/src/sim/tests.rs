@@ -171,3 +171,68 @@ fn an_idle_links_rows_are_zeros_and_the_rows_add_up() {
     }
     assert!(busy.iter().all(|&r| tx[r] > 0 && util[r] > 0.0), "flow1 sends again from 2 s");
 }
+
+/// Every per-interval table of `sim` run to its end, each value by its bits (NaN included).
+fn tables_bits(sim: Simulation) -> Vec<(String, Vec<u64>)> {
+    use crate::table::Column;
+    let out = sim.finish().unwrap();
+    let mut all = Vec::new();
+    for (table, t) in [("flows", &out.flows), ("streams", &out.streams), ("cc_metrics", &out.cc_metrics), ("links", &out.links)] {
+        for (name, c) in &t.columns {
+            let bits: Vec<u64> = match c {
+                Column::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                Column::U64(v) => v.clone(),
+                Column::Bool(v) => v.iter().map(|&b| b as u64).collect(),
+                Column::Dict { .. } | Column::Str(_) => c.strs().unwrap().iter().map(|s| s.len() as u64 ^ s.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))).collect(),
+            };
+            all.push((format!("{table}.{name}"), bits));
+        }
+    }
+    all
+}
+
+/// The rows of flows nothing happened to are copies of their previous rows (`Recorder::sample`):
+/// the tables must be those of reading every flow at every sample, value for value, for every
+/// algorithm, flows that stop and start again, a rate-limited and a finite one, a stream and web
+/// transfers beside them, on a path with loss and timeouts.
+#[test]
+fn copied_rows_of_unchanged_flows_are_the_rows_read_in_full() {
+    let s = 1_000_000_000u64;
+    let algorithms = ["newreno", "htcp", "westwood", "hd", "chd", "delay_aimd", "tcp_limit", "pert", "mpert", "binomial"];
+    let mut traffic: Vec<serde_json::Value> = (0..40)
+        .map(|k| {
+            let mut t = crate::fixtures::newreno();
+            t["algorithm"] = json!(algorithms[k % algorithms.len()]);
+            t
+        })
+        .collect();
+    traffic[3]["app_rate"] = json!({"kind": "limited", "rate_bps": 200_000});
+    traffic[4]["transfer"] = json!({"kind": "finite", "bytes": 300_000});
+    traffic.push(crate::fixtures::cbr(500_000));
+    traffic.push(crate::fixtures::web(5.0, 30_000));
+    let mut scenario = crate::fixtures::dumbbell(10_000_000, 20_000_000, 25, 8 * s, s / 20, &traffic);
+    scenario["topology"]["bottleneck"]["loss_rate"] = json!(0.01);
+    for k in [5usize, 6, 17] {
+        scenario["flows"][k]["intervals"] = json!([{"start_ns": s / 2, "stop_ns": 2 * s}, {"start_ns": 4 * s, "stop_ns": 6 * s}]);
+    }
+    let run = |repeat: bool, redo: bool| {
+        let mut sim = Simulation::from_json(&scenario.to_string(), 3).unwrap();
+        (sim.recorder.repeat_rows, sim.recorder.redo_metrics) = (repeat, redo);
+        sim.run_until(Time(8 * s)).unwrap();
+        let repeated = sim.recorder.repeated;
+        (repeated, tables_bits(sim))
+    };
+    let (none, full) = run(false, false);
+    assert_eq!(none, 0);
+    for redo in [false, true] {
+        let (repeated, copied) = run(true, redo);
+        assert!(repeated > 50, "only {repeated} of 160 samples copied rows: the test no longer exercises the copies");
+        assert_eq!(copied.len(), full.len());
+        for ((name, a), (_, b)) in full.iter().zip(&copied) {
+            assert_eq!(a.len(), b.len(), "{name}: rows (redo_metrics {redo})");
+            if let Some(r) = (0..a.len()).find(|&r| a[r] != b[r]) {
+                panic!("{name} differs at row {r} (redo_metrics {redo})");
+            }
+        }
+    }
+}

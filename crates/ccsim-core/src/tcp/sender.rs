@@ -161,6 +161,11 @@ pub struct Sender {
     /// state (docs/performance.md, "Memory per flow").
     rack: Option<Box<Rack>>,
     tlp: Option<Box<Tlp>>,
+    /// Calls of the entry points that can change the state (every `pub fn` taking `&mut self`
+    /// counts itself): while it stays the same, so do the window, the RTT estimates, the counters
+    /// and the algorithm's metrics, and the recorder repeats the flow's last row instead of
+    /// reading them again (`sim/recorder.rs`).
+    changes: u64,
 }
 
 impl Sender {
@@ -233,6 +238,7 @@ impl Sender {
             prr: None,
             rack: rack_tlp.then(|| Box::new(Rack::new(mss))),
             tlp: rack_tlp.then(Box::<Tlp>::default),
+            changes: 0,
         }
     }
 
@@ -248,6 +254,7 @@ impl Sender {
 
     /// The application starts offering data.
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.changes += 1;
         self.burst_sent = 0;
         self.cc.init(&mut self.w);
         self.round.started = now;
@@ -258,12 +265,14 @@ impl Sender {
 
     /// The application stops offering new data; what was sent is still delivered reliably.
     pub fn stop(&mut self) {
+        self.changes += 1;
         self.app_end = self.app_end.min(self.snd_max);
     }
 
     /// The application offers data again after a pause (an on/off schedule). After an idle period
     /// longer than the RTO, cwnd restarts from min(IW, cwnd) (RFC 5681 section 4.1, FreeBSD).
     pub fn resume(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.changes += 1;
         self.app_end = self.bytes_limit.unwrap_or(u64::MAX);
         self.burst_sent = 0;
         let nothing_in_flight = self.snd_una >= self.snd_max;
@@ -287,6 +296,7 @@ impl Sender {
     /// sending stops there, now and when the application resumes. Handled as a resumption, so the
     /// idle restart and `TxStart` apply as when Linux sends after idle (`tcp_event_data_sent`).
     pub fn app_wrote(&mut self, now: Time, end: u64, out: &mut Vec<Packet>) {
+        self.changes += 1;
         self.bytes_limit = Some(end);
         self.resume(now, out);
     }
@@ -495,8 +505,8 @@ impl Sender {
         rule3
     }
 
-    /// Sends what the windows allow.
-    pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+    /// Sends what the windows allow (from the entry points, which count the change).
+    fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.max_burst == 0 && !self.in_fast_recovery && self.dupacks == 0 && self.snd_nxt == self.snd_max {
             self.send_open(now, out);
             return;
@@ -667,6 +677,7 @@ impl Sender {
 
     /// Handles an arriving ACK; packets to send are pushed to `out`. Returns the ACK's RTT sample.
     pub fn on_ack(&mut self, now: Time, ack: &Packet, sack: &[(u64, u64)], out: &mut Vec<Packet>) -> Option<Duration> {
+        self.changes += 1;
         let ackno = ack.seq;
         if ackno < self.snd_una || ackno > self.snd_max {
             return None; // old or impossible ACK
@@ -974,6 +985,7 @@ impl Sender {
     /// or reordering timeout due at the same time as the RTO goes first, as it replaces the RTO in
     /// Linux's single timer).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.changes += 1;
         let due = |d: Option<Time>| d.filter(|&d| d <= now);
         let tlp = due(self.tlp.as_deref().and_then(Tlp::deadline));
         let reo = due(self.rack.as_deref().and_then(Rack::reo_deadline));
@@ -993,6 +1005,7 @@ impl Sender {
 
     /// The retransmission timer expired (RFC 6298 5.4-5.6, RFC 5681 3.1, RFC 6582 3.2 step 1).
     pub fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.changes += 1;
         self.rto_deadline = None;
         if self.snd_una >= self.snd_max {
             return;
@@ -1071,6 +1084,11 @@ impl Sender {
     /// Lifetime (minimum, maximum) RTT sample.
     pub fn rtt_range(&self) -> (Option<Duration>, Option<Duration>) {
         (self.rtt.min, self.rtt.max)
+    }
+
+    /// How many times the state may have changed (see the field): equal counts, equal state.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// The algorithm's own state variables, for the per-interval series, appended to `out`.
