@@ -130,9 +130,9 @@ impl Recorder {
         }
     }
 
-    /// The rows of the flows (`sampled`) for the interval (from, now].
+    /// The rows of the flows (`sampled`) for the interval (from, now]; false, and no row
+    /// written, if the tables have no room for the sample's rows.
     #[allow(clippy::too_many_arguments)]
-    /// False, and no row written, if the tables have no room for the sample's rows.
     fn sample_flows(&mut self, now: Time, t: f64, from: Time, secs: f64, first: bool, sampled: &[u32], flows: &mut [Flow], links: usize) -> bool {
         // At the first sample, room for every row the run's samples can add (this one and those
         // after it, a row per flow and per link each): the tables then never grow by copying
