@@ -154,8 +154,8 @@ impl Recorder {
         // When the TCP flows that get a row are those that got one at the previous sample, their
         // rows (and metric rows) start as copies of that sample's and only the flows whose sender
         // or receiver moved since are read again: most flows of a run of many flows wait out a
-        // retransmission timeout from one sample to the next (docs/performance.md, "Sampling
-        // unchanged flows").
+        // retransmission timeout from one sample to the next (docs/performance.md, "Eleventh
+        // pass: sampling unchanged flows").
         let (rows_at, metrics_at) = (self.flows.len(), self.cc.len());
         let block = self.block.take();
         let repeat = self.repeat_rows && block.is_some_and(|b| self.cc.reserve(b.metrics) && same_flows_keep_rows(sampled, flows, now, from, b.rows));
