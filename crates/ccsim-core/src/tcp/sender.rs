@@ -1154,6 +1154,28 @@ mod tests {
         out.iter().map(|p| (p.seq, p.retx)).collect()
     }
 
+    /// Each entry point counts itself in `changes` (the recorder copies a flow's last row while the
+    /// count stands still, `sim/recorder.rs`): a new row must be read after any of them.
+    #[test]
+    fn every_entry_point_counts_a_change() {
+        let (mut s, mut out) = sender(false);
+        let mut last = s.changes();
+        assert!(last > 0, "start counts");
+        let mut step = |s: &mut Sender, what: &str, f: &dyn Fn(&mut Sender, &mut Vec<Packet>)| {
+            f(s, &mut out);
+            assert!(s.changes() > last, "{what} did not count a change");
+            last = s.changes();
+        };
+        step(&mut s, "on_ack", &|s, out| {
+            s.on_ack(at(40), &ack(MSS, 0, false), &[], out);
+        });
+        step(&mut s, "on_timer", &|s, out| s.on_timer(at(100_000), out));
+        step(&mut s, "on_rto", &|s, out| s.on_rto(at(200_000), out));
+        step(&mut s, "stop", &|s, _| s.stop());
+        step(&mut s, "resume", &|s, out| s.resume(at(300_000), out));
+        step(&mut s, "app_wrote", &|s, out| s.app_wrote(at(300_001), 50 * MSS, out));
+    }
+
     /// Records the `cwnd_event`s the machine sends; NewReno-like otherwise.
     struct EventRecorder(std::sync::Arc<std::sync::Mutex<Vec<CwndEvent>>>);
     impl CongestionControl for EventRecorder {
