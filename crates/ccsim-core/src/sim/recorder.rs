@@ -180,7 +180,7 @@ impl Recorder {
                         let same_sender = repeat && s.changes() == prev.changes;
                         if same_sender && delivered == prev.rcv {
                             // the copy holds, but for the application's schedule
-                            *self.flows.active_at(rows_at + rows) = active();
+                            self.flows.set_active(rows_at + rows, active());
                             rows += 1;
                             continue;
                         }
@@ -218,7 +218,7 @@ impl Recorder {
                             self.flow_rows.push(row);
                             // The algorithm appends its metrics to those of the batch's other
                             // flows; each gets its flow's number alongside.
-                            let (off, len) = self.append_metrics(t, s, flow, metrics_at);
+                            let (off, len) = self.add_flow_metrics(t, s, flow, metrics_at);
                             (prev.metrics_off, prev.metrics_len) = (off, len);
                         }
                         rows += 1;
@@ -261,7 +261,7 @@ impl Recorder {
             for &i in sampled.iter() {
                 let f = &mut flows[i as usize];
                 if let (App::Tcp { sender, .. }, true) = (&f.app, f.snapshot.kept) {
-                    (f.snapshot.metrics_off, f.snapshot.metrics_len) = self.append_metrics(t, sender, i as u64, metrics_at);
+                    (f.snapshot.metrics_off, f.snapshot.metrics_len) = self.add_flow_metrics(t, sender, i as u64, metrics_at);
                 }
             }
         }
@@ -323,7 +323,7 @@ impl Recorder {
 
     /// Flow `flow`'s metric rows, from its algorithm `sender`, into the batch; where they start
     /// among this sample's metric rows (which start at `metrics_at`), and how many.
-    fn append_metrics(&mut self, t: f64, sender: &Sender, flow: u64, metrics_at: usize) -> (usize, u32) {
+    fn add_flow_metrics(&mut self, t: f64, sender: &Sender, flow: u64, metrics_at: usize) -> (usize, u32) {
         if self.metric_rows.len() >= ROW_BATCH {
             self.cc.extend_metrics(t, &mut self.metric_rows, &mut self.metric_flows);
         }

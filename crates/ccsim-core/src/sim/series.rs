@@ -287,7 +287,8 @@ impl FlowSeries {
     /// the same flows, in the same order) as rows of flows nothing happened to in the interval:
     /// the state columns (window, RTT, `active`) repeated, the interval's rates and counts zero.
     /// Into the room [`Self::reserve`] made; the recorder then overwrites the rows of the flows
-    /// that did change ([`Self::set_row`]) and the `active` flags that did ([`Self::set_active`]).
+    /// that did change ([`Self::set_flow_row`]) and the `active` flag of the others
+    /// ([`Self::set_active`]).
     pub fn repeat_rows(&mut self, start: usize, len: usize, t: f64) {
         fill(&mut self.time_s, t, len);
         repeat(&mut self.flow, start, len);
@@ -303,10 +304,10 @@ impl FlowSeries {
         repeat(&mut self.active, start, len);
     }
 
-    /// The `active` flag of row `row`, and sets it.
+    /// Sets the `active` flag of row `row` (which exists).
     #[inline]
-    pub fn active_at(&mut self, row: usize) -> &mut bool {
-        &mut self.active[row]
+    pub fn set_active(&mut self, row: usize, active: bool) {
+        self.active[row] = active;
     }
 
     /// Row `row` (which exists) from a flow's `FlowRow` and the time.

@@ -172,18 +172,19 @@ fn an_idle_links_rows_are_zeros_and_the_rows_add_up() {
     assert!(busy.iter().all(|&r| tx[r] > 0 && util[r] > 0.0), "flow1 sends again from 2 s");
 }
 
-/// Every per-interval table of `sim` run to its end, each value by its bits (NaN included).
-fn tables_bits(sim: Simulation) -> Vec<(String, Vec<u64>)> {
+/// Every per-interval table of `sim` run to its end, each value as exact text (a float by its
+/// bits, NaN included).
+fn tables_bits(sim: Simulation) -> Vec<(String, Vec<String>)> {
     use crate::table::Column;
     let out = sim.finish().unwrap();
     let mut all = Vec::new();
     for (table, t) in [("flows", &out.flows), ("streams", &out.streams), ("cc_metrics", &out.cc_metrics), ("links", &out.links)] {
         for (name, c) in &t.columns {
-            let bits: Vec<u64> = match c {
-                Column::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
-                Column::U64(v) => v.clone(),
-                Column::Bool(v) => v.iter().map(|&b| b as u64).collect(),
-                Column::Dict { .. } | Column::Str(_) => c.strs().unwrap().iter().map(|s| s.len() as u64 ^ s.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))).collect(),
+            let bits: Vec<String> = match c {
+                Column::F64(v) => v.iter().map(|x| format!("{:#x}", x.to_bits())).collect(),
+                Column::U64(v) => v.iter().map(u64::to_string).collect(),
+                Column::Bool(v) => v.iter().map(bool::to_string).collect(),
+                Column::Dict { .. } | Column::Str(_) => c.strs().unwrap().into_iter().map(str::to_string).collect(),
             };
             all.push((format!("{table}.{name}"), bits));
         }
