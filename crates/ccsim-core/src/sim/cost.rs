@@ -450,5 +450,10 @@ mod tests {
         let cells = s.recorder.cells() as f64;
         assert!(cells > 1000.0 && cells * 56.0 < 1e6 + 100.0 * 56.0, "{cells} cells");
         assert!(s.now() < Time::from_secs(2), "{:?}", s.now());
+        // stopped at the sample that failed (every 1 ms): the event after it is not handled
+        assert_eq!(s.now().as_nanos() % 1_000_000, 0, "{:?}", s.now());
+        let events = s.recorder.stats.events;
+        assert_eq!(s.run_until(s.end()).unwrap_err(), err);
+        assert_eq!((s.recorder.stats.events, s.now().as_nanos() % 1_000_000), (events, 0));
     }
 }

@@ -51,18 +51,23 @@ pub struct EventLimit {
     pub field: String,
 }
 
-/// The limits, and the bytes the links held at the last count.
+/// The limits, the events counted down to the ceiling, and the bytes the links held at the last count.
 pub(crate) struct MemoryMeter {
     limit: Option<MemoryLimit>,
     event_limit: Option<EventLimit>,
-    /// `event_limit`'s count, or `u64::MAX` without one: the event loop compares one integer.
-    max_events: u64,
+    /// The events the run may still process: the ceiling minus those processed (`u64::MAX` minus
+    /// them without a ceiling), or 0 once the run has stopped. The event loop tests and decrements
+    /// this one number per event (`take_event`); a handler that fails sets it to 0 (`stop`), so the
+    /// loop needs no test of its own for failures.
+    events_left: u64,
+    /// `events_left` plus the events processed (the ceiling, or `u64::MAX`; less after `stop`).
+    events_base: u64,
     held_bytes: f64,
 }
 
 impl Default for MemoryMeter {
     fn default() -> Self {
-        MemoryMeter { limit: None, event_limit: None, max_events: u64::MAX, held_bytes: 0.0 }
+        MemoryMeter { limit: None, event_limit: None, events_left: u64::MAX, events_base: u64::MAX, held_bytes: 0.0 }
     }
 }
 
@@ -71,23 +76,41 @@ impl MemoryMeter {
         self.limit = limit;
     }
 
+    /// Sets (or clears) the ceiling; the events already processed count against it. (A run that
+    /// failed stays failed: `Simulation::run_until` tests that first.)
     pub fn set_event_limit(&mut self, limit: Option<EventLimit>) {
-        self.max_events = limit.as_ref().map_or(u64::MAX, |l| l.events);
+        let done = self.events_processed();
+        self.events_base = limit.as_ref().map_or(u64::MAX, |l| l.events).max(done);
+        self.events_left = self.events_base - done;
         self.event_limit = limit;
     }
 
-    /// The run has processed `events` events, the last at `now`: an error once that is over the limit.
-    #[inline]
-    pub fn count_event(&self, now: Time, events: u64) -> Result<(), SimError> {
-        if events > self.max_events {
-            return Err(self.over_event_limit(now));
-        }
-        Ok(())
+    /// The events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events_base - self.events_left
     }
 
+    /// Counts one more event; false when there is no room for it (over the ceiling, or stopped).
+    #[inline(always)]
+    pub fn take_event(&mut self) -> bool {
+        if self.events_left == 0 {
+            return false;
+        }
+        self.events_left -= 1;
+        true
+    }
+
+    /// No further event is taken (a handler failed); the count stays what it was.
+    pub fn stop(&mut self) {
+        self.events_base = self.events_processed();
+        self.events_left = 0;
+    }
+
+    /// The error for an event over the ceiling (which counts it, as processed), at `now`.
     #[cold]
     #[inline(never)]
-    fn over_event_limit(&self, now: Time) -> SimError {
+    pub fn over_event_limit(&mut self, now: Time) -> SimError {
+        self.events_base += 1;
         let limit = self.event_limit.as_ref().expect("a finite event count comes with its limit");
         SimError::Budget {
             field: limit.field.clone(),

@@ -153,23 +153,44 @@ impl Simulation {
         }
         let t = t.min(self.end);
         while let Some((time, event)) = self.events.pop_until(t) {
+            // One test per event for both ways a run stops: the event ceiling, and a handler's
+            // failure (`fail` empties the count, so the event after it lands here, not handled).
+            if !self.meter.take_event() {
+                return Err(self.stopped(time));
+            }
             self.now = time;
             debug_assert!(matches!(event, Event::Measure(_)) || self.in_window == self.recorder.in_window(time));
-            self.recorder.stats.events += 1;
-            if let Err(e) = self.meter.count_event(self.now, self.recorder.stats.events) {
-                self.failed = Some(e.clone());
-                return Err(e);
-            }
             if let Err(e) = self.handle(event) {
-                self.failed = Some(e);
+                self.fail(e);
             }
-            // A handler that cannot return an error (a link out of memory) leaves it in `failed`.
-            if let Some(e) = &self.failed {
-                return Err(e.clone());
-            }
+        }
+        self.recorder.stats.events = self.meter.events_processed();
+        // The run's last event before `t` may have failed.
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
         }
         self.now = self.now.max(t);
         Ok(())
+    }
+
+    /// Ends the run with `e`: every later call of `run_until` returns it.
+    fn fail(&mut self, e: SimError) {
+        self.failed = Some(e);
+        self.meter.stop();
+    }
+
+    /// The error of a run the loop may not go on with, `next` the time of the event it would have
+    /// handled: a handler's error, or the event ceiling's (which counts that event, at its time).
+    #[cold]
+    #[inline(never)]
+    fn stopped(&mut self, next: Time) -> SimError {
+        if self.failed.is_none() {
+            self.now = next;
+            let e = self.meter.over_event_limit(next);
+            self.fail(e);
+        }
+        self.recorder.stats.events = self.meter.events_processed();
+        self.failed.clone().expect("set above")
     }
 
     #[inline(always)] // the loop and its handlers as one: a call per event measured dearer (docs/performance.md)
@@ -198,14 +219,14 @@ impl Simulation {
         self.recorder.sample(self.now, &mut self.flows, &mut self.links);
         if self.recorder.out_of_memory() {
             let samples = self.now.as_nanos() / self.recorder.sample_interval().as_nanos().max(1) as u64;
-            self.failed = Some(SimError::Resources(format!(
+            self.fail(SimError::Resources(format!(
                 "the per-interval series could not grow after {samples} samples (raise run.sample_interval or shorten the run)"
             )));
             return;
         }
         let (cells, flows) = (self.recorder.cells(), self.flows.len());
         if let Err(e) = self.meter.check(self.now, cells, flows, Some(&self.links)) {
-            self.failed = Some(e);
+            self.fail(e);
             return;
         }
         let next = self.now + self.recorder.sample_interval();

@@ -64,7 +64,8 @@ impl Simulation {
     fn enqueue_on_link_slow(&mut self, l: u32, pkt: Packet, in_window: bool) {
         if !self.links[l as usize].try_reserve_one() {
             let link = &self.links[l as usize].name;
-            self.failed = Some(SimError::Resources(format!("the packets held by link {link} (its queue and its bandwidth-delay product)")));
+            let e = SimError::Resources(format!("the packets held by link {link} (its queue and its bandwidth-delay product)"));
+            self.fail(e);
             return;
         }
         match self.links[l as usize].enqueue(self.now, pkt, in_window) {
