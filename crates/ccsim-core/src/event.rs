@@ -128,7 +128,6 @@ pub struct EventQueue {
     /// Earliest time in `far`; `u64::MAX` when it is empty.
     far_min: u64,
     early: Vec<Entry>,
-    len: usize,
 }
 
 impl Default for EventQueue {
@@ -150,7 +149,6 @@ impl Default for EventQueue {
             far: RadixHeap::default(),
             far_min: u64::MAX,
             early: Vec::new(),
-            len: 0,
         }
     }
 }
@@ -158,7 +156,6 @@ impl Default for EventQueue {
 impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
-        self.len += 1;
         let time = time.0;
         let n = time >> SLOT_BITS;
         // cur < n < fine_end: on the wheel, after the current slot (the common case)
@@ -391,7 +388,6 @@ impl EventQueue {
             self.slots[p].clear();
             self.unmark(p);
             self.last = e.time;
-            self.len -= 1;
             self.set_current(n);
             return Some((Time(e.time), e.event));
         }
@@ -427,12 +423,11 @@ impl EventQueue {
             return None;
         }
         self.head += 1;
-        self.len -= 1;
         self.last = e.time;
         if self.head == self.run.len() {
             self.head = 0;
             self.run.clear();
-            if self.run.capacity() > SPARE_CAPACITY.max(self.len) {
+            if self.run.capacity() > SPARE_CAPACITY {
                 self.run = Vec::new();
             }
         }
@@ -444,16 +439,18 @@ impl EventQueue {
     #[cold]
     fn pop_early(&mut self, t: Time) -> Option<(Time, Event)> {
         let e = take_earliest(&mut self.early, t)?;
-        self.len -= 1;
         Some((Time(e.time), e.event))
     }
 
+    /// Events waiting (counted, not kept: a count kept up to date cost an update per schedule and
+    /// per pop).
     pub fn len(&self) -> usize {
-        self.len
+        let lines = self.slots.iter().chain(self.coarse.iter()).map(Vec::len).sum::<usize>();
+        lines + (self.run.len() - self.head) + self.far.len() + self.early.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.summary == 0 && self.coarse_summary == 0 && self.head == self.run.len() && self.far.is_empty() && self.early.is_empty()
     }
 }
 
@@ -667,7 +664,6 @@ impl RadixHeap {
         Some((Time(e.time), e.event))
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.len
     }
