@@ -103,6 +103,31 @@ pub struct LinkCounters {
     pub qdelay_max_ns: u64,
 }
 
+/// The counts of an interval the summary window takes too (see `Link::window`): the interval's
+/// as they stood when the window last took them, or when it opened.
+#[derive(Clone, Copy, Debug, Default)]
+struct WindowMark {
+    arrivals: u64,
+    drops_queue: u64,
+    drops_random: u64,
+    drops_early: u64,
+    tx_bytes: u64,
+    departures: u64,
+}
+
+impl WindowMark {
+    fn of(c: &LinkCounters) -> WindowMark {
+        WindowMark {
+            arrivals: c.arrivals,
+            drops_queue: c.drops_queue,
+            drops_random: c.drops_random,
+            drops_early: c.drops_early,
+            tx_bytes: c.tx_bytes,
+            departures: c.departures,
+        }
+    }
+}
+
 /// A packet on or past the wire.
 #[derive(Clone, Copy, Debug)]
 struct InTransit {
@@ -131,14 +156,18 @@ pub struct Link {
     /// Packets on or past the wire, arrival times non-decreasing.
     in_transit: VecDeque<InTransit>,
     pub interval: LinkCounters,
-    /// The summary window's counters, but for departures only `tx_bytes`: the window's departures
-    /// and their queueing delays (count, sum, max) are those of `qdelay_hist`, not kept twice.
+    /// The summary window's arrivals, drops, bytes and departures (its queueing delays are
+    /// `qdelay_hist`'s). Not counted per packet: the interval's counts go into it when a sample
+    /// inside the window resets them (`take_interval`) and when the window closes (`close_window`),
+    /// less what the interval had counted when the window opened (`window_mark`).
     pub window: LinkCounters,
+    window_mark: WindowMark,
+    /// The departures of the intervals already taken (`departures`).
+    departed: u64,
     /// Queueing delays of departures inside the summary window, except the zero ones (most
-    /// departures of a link that rarely queues) since the last `fold_zero_qdelays`: those are only
-    /// counted, in `zero_qdelays`, and added in one step when the results are read.
+    /// departures of a link that rarely queues): those are the window's departures the histogram
+    /// has not recorded, added in one step when the results are read (`fold_zero_qdelays`).
     qdelay_hist: Histogram,
-    zero_qdelays: u64,
 }
 
 impl Link {
@@ -165,8 +194,9 @@ impl Link {
             in_transit: VecDeque::new(),
             interval: LinkCounters::default(),
             window: LinkCounters::default(),
+            window_mark: WindowMark::default(),
+            departed: 0,
             qdelay_hist: Histogram::default(),
-            zero_qdelays: 0,
         }
     }
 
@@ -195,14 +225,10 @@ impl Link {
     /// Offers a packet to the link. On success returns `Ok(Some(arrival))` when the in-transit line was
     /// empty: the caller must then schedule a delivery event at that time.
     #[inline]
-    pub fn enqueue(&mut self, now: Time, pkt: Packet, in_window: bool) -> Result<Option<Time>, Drop> {
+    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<Option<Time>, Drop> {
         self.interval.arrivals += 1;
-        self.window.arrivals += in_window as u64;
         if !self.loss.lossless_at(now) && self.random_loss(now) {
             self.interval.drops_random += 1;
-            if in_window {
-                self.window.drops_random += 1;
-            }
             return Err(Drop::Random);
         }
         self.advance(now);
@@ -212,13 +238,8 @@ impl Link {
             Discipline::Red(_) => self.admit_red(now, pkt.wire_bytes),
         };
         if let Err(early) = admitted {
-            let early = early as u64;
             self.interval.drops_queue += 1;
-            self.interval.drops_early += early;
-            if in_window {
-                self.window.drops_queue += 1;
-                self.window.drops_early += early;
-            }
+            self.interval.drops_early += early as u64;
             return Err(Drop::Queue);
         }
         Ok(self.place(now, pkt))
@@ -247,7 +268,7 @@ impl Link {
     /// the forgetting of started transmissions, which `enqueue` repeats harmlessly) sends the
     /// caller to `enqueue`; otherwise its `Ok` value.
     #[inline(always)]
-    pub fn enqueue_admitted(&mut self, now: Time, pkt: &Packet, in_window: bool) -> Option<Option<Time>> {
+    pub fn enqueue_admitted(&mut self, now: Time, pkt: &Packet) -> Option<Option<Time>> {
         if !matches!(self.discipline, Discipline::DropTail(_))
             || self.in_transit.len() >= self.in_transit.capacity()
             || !self.loss.lossless_at(now)
@@ -260,7 +281,6 @@ impl Link {
             return None;
         }
         self.interval.arrivals += 1;
-        self.window.arrivals += in_window as u64;
         Some(self.place(now, *pkt))
     }
 
@@ -334,32 +354,62 @@ impl Link {
         let c = &mut self.interval;
         c.departures += 1;
         c.tx_bytes += pkt.wire_bytes as u64;
-        if in_window {
-            self.window.tx_bytes += pkt.wire_bytes as u64;
-        }
         // A packet that did not wait (most of them on a link that rarely queues) adds nothing to
-        // the delay sum or maximum, and only a count to the histogram.
+        // the delay sum or maximum, and nothing to the histogram: `fold_zero_qdelays` adds it.
         if qdelay_ns != 0 {
             c.qdelay_sum_ns += qdelay_ns as u128;
             c.qdelay_max_ns = c.qdelay_max_ns.max(qdelay_ns);
             if in_window {
                 self.qdelay_hist.record(qdelay_ns);
             }
-        } else {
-            self.zero_qdelays += in_window as u64;
         }
         pkt
     }
 
-    /// Adds the zero queueing delays counted since the last call to the histogram.
+    /// The summary window opens: what the interval has counted so far is not the window's.
+    pub fn open_window(&mut self) {
+        self.window_mark = WindowMark::of(&self.interval);
+    }
+
+    /// The summary window closes (or the run ends inside it): the interval's counts since the mark
+    /// go into the window's.
+    pub fn close_window(&mut self) {
+        let (now, m, w) = (WindowMark::of(&self.interval), self.window_mark, &mut self.window);
+        w.arrivals += now.arrivals - m.arrivals;
+        w.drops_queue += now.drops_queue - m.drops_queue;
+        w.drops_random += now.drops_random - m.drops_random;
+        w.drops_early += now.drops_early - m.drops_early;
+        w.tx_bytes += now.tx_bytes - m.tx_bytes;
+        w.departures += now.departures - m.departures;
+        self.window_mark = now;
+    }
+
+    /// The interval's counters, reset for the next interval; `in_window`: the summary window is
+    /// open, and takes what the interval counted since its mark.
+    pub fn take_interval(&mut self, in_window: bool) -> LinkCounters {
+        if in_window {
+            self.close_window();
+        }
+        self.departed += self.interval.departures;
+        self.window_mark = WindowMark::default();
+        std::mem::take(&mut self.interval)
+    }
+
+    /// Packets delivered at the far end over the run so far.
+    pub fn departures(&self) -> u64 {
+        self.departed + self.interval.departures
+    }
+
+    /// Adds the window's departures that waited for nothing to the histogram (those it has not
+    /// recorded; the window must be closed).
     pub fn fold_zero_qdelays(&mut self) {
-        self.qdelay_hist.record_zeros(std::mem::take(&mut self.zero_qdelays));
+        self.qdelay_hist.record_zeros(self.window.departures - self.qdelay_hist.count());
     }
 
     /// Queueing delays of departures inside the summary window (`fold_zero_qdelays` must have run
-    /// since the last departure).
+    /// since the window took its last counts).
     pub fn qdelay_hist(&self) -> &Histogram {
-        assert_eq!(self.zero_qdelays, 0, "link {}: queueing delays read before the zero ones were added", self.name);
+        assert_eq!(self.qdelay_hist.count(), self.window.departures, "link {}: queueing delays read before the zero ones were added", self.name);
         &self.qdelay_hist
     }
 
@@ -405,5 +455,60 @@ mod tests {
         }
         assert_eq!(TxTime::new(1_000_000_000).ns(1500), 12_000);
         assert_eq!(TxTime::new(7_000_000).ns(1500), 1_714_286); // 1,714,285.7 rounded up
+    }
+
+    /// The window's counts, taken from the intervals' when a sample resets them and at the
+    /// window's edges, are what counting each packet while the window is open gives, wherever the
+    /// edges and the samples fall; so are the run's departures and the histogram's count.
+    #[test]
+    fn the_window_counts_what_happened_between_its_edges() {
+        use crate::queue::droptail::DropTail;
+        let mut rng = Rng::new(5, 2);
+        let mut seen = LinkCounters::default();
+        for case in 0..40 {
+            let drop_tail = Discipline::DropTail(DropTail { limit_pkts: Some(4), limit_bytes: None });
+            let mut l = Link::new("l".into(), 10_000_000, Duration::from_millis(2), LossSchedule::constant(0.05), drop_tail, Rng::new(case, 1));
+            let (open_at, close_at) = (rng.next_u64() % 300, 300 + rng.next_u64() % 400);
+            let (mut want, mut open, mut now, mut delivered) = (LinkCounters::default(), false, 0, 0);
+            for step in 0..800u64 {
+                now += rng.next_u64() % 1_400_000; // 1040-byte packets take 832 us: queues and drops
+                while let Some(a) = l.head_arrival().filter(|&a| a <= Time(now)) {
+                    let p = l.deliver_head(a, open);
+                    delivered += 1;
+                    if open {
+                        want.departures += 1;
+                        want.tx_bytes += p.wire_bytes as u64;
+                    }
+                }
+                if step == open_at {
+                    l.open_window();
+                    open = true;
+                }
+                if step == close_at && case % 4 != 0 {
+                    l.close_window();
+                    open = false;
+                }
+                if rng.uniform() < 0.05 {
+                    l.take_interval(open); // a sample
+                }
+                let r = l.enqueue(Time(now), Packet::data(0, step, 1000, 40, Time(now), false));
+                if open {
+                    want.arrivals += 1;
+                    want.drops_queue += (r == Err(Drop::Queue)) as u64;
+                    want.drops_random += (r == Err(Drop::Random)) as u64;
+                }
+            }
+            if open {
+                l.close_window(); // the run ends inside the window
+            }
+            l.fold_zero_qdelays();
+            let w = &l.window;
+            let got = (w.arrivals, w.drops_queue, w.drops_random, w.tx_bytes, w.departures);
+            assert_eq!(got, (want.arrivals, want.drops_queue, want.drops_random, want.tx_bytes, want.departures), "case {case}");
+            assert_eq!((l.departures(), l.qdelay_hist().count()), (delivered, want.departures), "case {case}");
+            seen.drops_queue += want.drops_queue;
+            seen.drops_random += want.drops_random;
+        }
+        assert!(seen.drops_queue > 100 && seen.drops_random > 100, "{seen:?}");
     }
 }

@@ -208,7 +208,7 @@ impl Simulation {
             Event::Sample => self.on_sample(),
             Event::Measure(start) => {
                 self.in_window = start;
-                self.recorder.window_edge(start, &mut self.flows);
+                self.recorder.window_edge(start, &mut self.flows, &mut self.links);
             }
         }
         Ok(())
@@ -253,8 +253,12 @@ impl Simulation {
         self.run_until(self.end)?;
         self.check_conservation()?;
         for l in &mut self.links {
+            if self.in_window {
+                l.close_window(); // a window that ends with the run (its edge event past the end)
+            }
             l.fold_zero_qdelays();
         }
+        self.recorder.stats.bottleneck_packets = self.links[self.bottleneck as usize].departures();
         Ok(self.recorder.finish(&self.scenario, &self.flows, &self.links, self.end))
     }
 }

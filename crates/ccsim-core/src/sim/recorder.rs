@@ -100,8 +100,16 @@ impl Recorder {
         now >= self.measure_start && now < self.measure_end
     }
 
-    /// The summary window opens (`start`) or closes: note each flow's delivered bytes.
-    pub fn window_edge(&self, start: bool, flows: &mut [Flow]) {
+    /// The summary window opens (`start`) or closes: note each flow's delivered bytes, and each
+    /// link's counts (`Link::open_window`, `Link::close_window`).
+    pub fn window_edge(&self, start: bool, flows: &mut [Flow], links: &mut [Link]) {
+        for l in links {
+            if start {
+                l.open_window();
+            } else {
+                l.close_window();
+            }
+        }
         for f in flows {
             let delivered = f.delivered_bytes();
             if start {
@@ -279,6 +287,7 @@ impl Recorder {
     fn sample_links(&mut self, now: Time, t: f64, secs: f64, links: &mut [Link]) {
         // Every link's row as an idle link's first, then the rows of the links that were not idle.
         let base = self.links.len();
+        let in_window = self.in_window(now);
         if self.link_ids.len() != links.len() {
             self.link_ids = (0..links.len() as u32).map(Name).collect();
         }
@@ -301,7 +310,7 @@ impl Recorder {
                 // and it has no counters to reset.
                 continue;
             }
-            let c = std::mem::take(&mut link.interval);
+            let c = link.take_interval(in_window);
             let capacity_bits = link.rate_bps as f64 * secs;
             self.links.set_row(
                 base + l,

@@ -18,11 +18,11 @@ impl Simulation {
             }
         } else {
             // A new segment is at hop 0: the first link of the forward route, looked up once.
-            let (first, in_window) = (self.flows[f as usize].route.forward[0], self.in_window);
+            let first = self.flows[f as usize].route.forward[0];
             for i in 0..self.out.len() {
                 let pkt = self.out[i];
                 debug_assert_eq!(pkt.hop, 0);
-                self.enqueue_on_link(first, pkt, in_window);
+                self.enqueue_on_link(first, pkt);
             }
         }
         self.out.clear();
@@ -37,12 +37,12 @@ impl Simulation {
 
     /// The segments due to leave flow `f`'s host go to its access link; one event for the next.
     pub(super) fn on_host_depart(&mut self, f: u32) {
-        let (now, in_window) = (self.now, self.in_window);
+        let now = self.now;
         // A segment in its host is at hop 0: the first link of the forward route, looked up once.
         let first = self.flows[f as usize].route.forward[0];
         while let Some(pkt) = self.flows[f as usize].host.as_mut().and_then(|h| h.release(now)) {
             debug_assert_eq!(pkt.hop, 0);
-            self.enqueue_on_link(first, pkt, in_window);
+            self.enqueue_on_link(first, pkt);
         }
         if let Some(t) = self.flows[f as usize].host.as_ref().and_then(|h| h.next_departure()) {
             self.events.schedule(t, Event::HostDepart(f));

@@ -16,9 +16,6 @@ impl Simulation {
         if let Some(t) = link.head_arrival() {
             self.events.schedule(t, Event::LinkDeliver(l));
         }
-        if l == self.bottleneck {
-            self.recorder.stats.bottleneck_packets += 1;
-        }
         pkt.hop += 1;
         // The next hop read once from the route (its length and the link in one look-up).
         let route = &self.flows[pkt.flow as usize].route;
@@ -27,7 +24,7 @@ impl Simulation {
             PacketKind::Ack => route.reverse.get(pkt.hop as usize),
         };
         if let Some(&next) = next {
-            self.enqueue_on_link(next, pkt, in_window);
+            self.enqueue_on_link(next, pkt);
             return;
         }
         match pkt.kind {
@@ -44,31 +41,30 @@ impl Simulation {
             PacketKind::Data => route.forward[pkt.hop as usize],
             PacketKind::Ack => route.reverse[pkt.hop as usize],
         };
-        let in_window = self.in_window;
-        self.enqueue_on_link(l, pkt, in_window);
+        self.enqueue_on_link(l, pkt);
     }
 
-    /// Puts `pkt` on link `l` (the one of its hop); `in_window`: now is inside the summary window.
+    /// Puts `pkt` on link `l` (the one of its hop).
     /// The common admission (`Link::enqueue_admitted`) here, the rest (growth, random loss, RED,
     /// drops) a call: a smaller function to enter for every packet.
     #[inline]
-    pub(super) fn enqueue_on_link(&mut self, l: u32, pkt: Packet, in_window: bool) {
-        match self.links[l as usize].enqueue_admitted(self.now, &pkt, in_window) {
+    pub(super) fn enqueue_on_link(&mut self, l: u32, pkt: Packet) {
+        match self.links[l as usize].enqueue_admitted(self.now, &pkt) {
             Some(Some(t)) => self.events.schedule(t, Event::LinkDeliver(l)),
             Some(None) => {}
-            None => self.enqueue_on_link_slow(l, pkt, in_window),
+            None => self.enqueue_on_link_slow(l, pkt),
         }
     }
 
     #[inline(never)]
-    fn enqueue_on_link_slow(&mut self, l: u32, pkt: Packet, in_window: bool) {
+    fn enqueue_on_link_slow(&mut self, l: u32, pkt: Packet) {
         if !self.links[l as usize].try_reserve_one() {
             let link = &self.links[l as usize].name;
             let e = SimError::Resources(format!("the packets held by link {link} (its queue and its bandwidth-delay product)"));
             self.fail(e);
             return;
         }
-        match self.links[l as usize].enqueue(self.now, pkt, in_window) {
+        match self.links[l as usize].enqueue(self.now, pkt) {
             Ok(Some(t)) => self.events.schedule(t, Event::LinkDeliver(l)),
             Ok(None) => {}
             Err(why) => {
@@ -118,7 +114,7 @@ impl Simulation {
         if let Some(ack) = ack {
             // A new ACK is at hop 0: the first link of the reverse route.
             let first = self.flows[f].route.reverse[0];
-            self.enqueue_on_link(first, ack, in_window);
+            self.enqueue_on_link(first, ack);
         }
         self.sync_delack_timer(f);
         self.flows[f].release_if_finished();
