@@ -252,10 +252,10 @@ impl Simulation {
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
         self.run_until(self.end)?;
         self.check_conservation()?;
+        // The window's closing edge is at or before the end (`Scenario::validate`), so its event
+        // has run and every link's window is closed.
+        debug_assert!(!self.in_window);
         for l in &mut self.links {
-            if self.in_window {
-                l.close_window(); // a window that ends with the run (its edge event past the end)
-            }
             l.fold_zero_qdelays();
         }
         self.recorder.stats.bottleneck_packets = self.links[self.bottleneck as usize].departures();
