@@ -3,6 +3,11 @@ compared by SHA-256. For engine changes that must not change output (docs/perfor
 "Instructions per packet").
 
     python benchmarks/same_output.py BEFORE_CCSIM AFTER_CCSIM     # two `ccsim` executables
+    python benchmarks/same_output.py BEFORE_CCSIM AFTER_CCSIM --profiles --reproduce
+
+`--profiles` also runs every example under each TCP profile (freebsd9, linux, ns2) with
+`--set tcp.profile=P`; `--reproduce` also compares every Parquet table that
+`ccsim reproduce --all --quick --jobs 1` writes (a few minutes per build).
 
 e.g. the `ccsim` of a virtualenv with an editable install of main and the one of your branch. The
 runs: the examples (single flow, VoIP with bulk, parking lot, on/off coexistence, three flows) and
@@ -24,26 +29,55 @@ SCENARIOS = [ROOT / "examples" / f"{n}.toml" for n in ("single_flow", "voip_with
 SCENARIOS += sorted((ROOT / "benchmarks" / "same_output").glob("*.toml"))
 
 
-def tables(ccsim: str, scenario: Path, out: Path) -> dict[str, str]:
-    subprocess.run([ccsim, "run", str(scenario), "--out", str(out), "--no-plots"], check=True, capture_output=True)
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.glob("*.parquet"))}
+EXAMPLES = SCENARIOS[:5]
+PROFILES = ("freebsd9", "linux", "ns2")
+
+
+def hashes(out: Path) -> dict[str, str]:
+    return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.rglob("*.parquet"))}
+
+
+def tables(ccsim: str, scenario: Path, out: Path, extra: list[str]) -> dict[str, str]:
+    subprocess.run([ccsim, "run", str(scenario), "--out", str(out), "--no-plots", *extra], check=True, capture_output=True)
+    return hashes(out)
+
+
+def reproduced(ccsim: str, out: Path) -> dict[str, str]:
+    subprocess.run([ccsim, "reproduce", "--all", "--quick", "--jobs", "1", "--out", str(out)], check=True, capture_output=True)
+    return hashes(out)
+
+
+def compare(label: str, a: dict[str, str], b: dict[str, str]) -> tuple[int, int]:
+    """Prints the differing tables of one run; returns (tables, differing)."""
+    names = sorted(set(a) | set(b))
+    bad = [n for n in names if a.get(n) != b.get(n)]
+    for n in bad:
+        print(f"{label}: {n} differs")
+    print(f"{label}: {len(names)} tables {'same' if not bad else 'DIFFER'}")
+    return len(names), len(bad)
 
 
 def main() -> int:
-    if len(sys.argv) != 3:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    flags = {a for a in sys.argv[1:] if a.startswith("--")}
+    if len(args) != 2 or flags - {"--profiles", "--reproduce"}:
         print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)
         return 2
-    before, after = sys.argv[1:]
-    differ = 0
+    before, after = args
+    runs = [(sc.stem, sc, []) for sc in SCENARIOS]
+    if "--profiles" in flags:
+        runs += [(f"{sc.stem}[{p}]", sc, ["--set", f"tcp.profile={p}"]) for sc in EXAMPLES for p in PROFILES]
+    total = differ = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for sc in SCENARIOS:
-            a = tables(before, sc, Path(tmp) / "before" / sc.stem)
-            b = tables(after, sc, Path(tmp) / "after" / sc.stem)
-            for name in sorted(set(a) | set(b)):
-                if a.get(name) != b.get(name):
-                    print(f"{sc.stem}: {name} differs")
-                    differ += 1
-            print(f"{sc.stem}: {len(a)} tables {'same' if all(a.get(n) == b.get(n) for n in set(a) | set(b)) else 'DIFFER'}")
+        for i, (label, sc, extra) in enumerate(runs):
+            a = tables(before, sc, Path(tmp) / "before" / str(i), extra)
+            b = tables(after, sc, Path(tmp) / "after" / str(i), extra)
+            n, d = compare(label, a, b)
+            total, differ = total + n, differ + d
+        if "--reproduce" in flags:
+            n, d = compare("reproduce --all --quick", reproduced(before, Path(tmp) / "rb"), reproduced(after, Path(tmp) / "ra"))
+            total, differ = total + n, differ + d
+    print(f"{total} tables compared, {differ} differ")
     return 1 if differ else 0
 
 

@@ -1,20 +1,55 @@
-//! RTT measurement of one connection.
+//! RTT measurement of one connection: the raw samples the algorithms read and the retransmission
+//! timer, whose estimator is one part chosen once per connection.
 //!
-//! * The RFC 6298 estimator (SRTT, RTTVAR, RTO) with Karn's rule, exponential backoff and the
-//!   configured minimum and maximum; or, with `rto_estimator = "linux"`, Linux's (`tcp::linux_rto`).
 //! * Raw per-ACK samples for the algorithms: lifetime minimum and maximum (never smoothed, never
-//!   decayed, as FreeBSD h_ertt) and per-round minimum and maximum.
+//!   decayed, as FreeBSD h_ertt); the sender keeps the per-round extremes (`tcp::round`).
+//! * The RTO estimator (`tcp.rto_estimator`), an enum dispatched here so that the sender asks for
+//!   the timeout and reports ACKs, new data, retransmission episodes and expiries without knowing
+//!   which estimator runs:
+//!   - `rfc6298`: SRTT/RTTVAR with Karn's rule, exponential backoff, the configured minimum and
+//!     maximum and clock granularity G (RFC 6298 sections 2 and 5; FreeBSD `tcp_xmit_timer`);
+//!   - `linux`: the same smoothing with Linux's per-round deviation (`tcp::linux_rto`,
+//!     `tcp_rtt_estimator`, `tcp_set_rto`);
+//!   - `ns2`: ns-2's one-timed-segment tick arithmetic (`tcp::rtt_ns2`, tcp.cc `rtt_update`).
 
 use std::time::Duration;
 
-use crate::tcp::linux_rto::LinuxRto;
+use ccsim_cc::Time;
 
-/// RFC 6298 retransmission-timer state. The estimator's arithmetic is in whole nanoseconds
-/// (`u64`), not `Duration`: the same values (a `Duration` divided by 2, 4 or 8 is the floor of its
-/// nanoseconds divided so, since a second is a multiple of 8 ns), at a fraction of the instructions
-/// per ACK (docs/performance.md, "Instructions per packet").
+use crate::scenario::RtoEstimator;
+use crate::tcp::linux_rto::LinuxRto;
+use crate::tcp::rtt_ns2::Ns2Rto;
+
+/// Lifetime RTT extremes and the retransmission timer of one connection.
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
+    /// Lifetime minimum and maximum sample (read on every ACK, changed by few); their nanoseconds
+    /// are what each new sample is compared with.
+    pub min: Option<Duration>,
+    pub max: Option<Duration>,
+    /// The latest sample given to the algorithms.
+    pub latest: Option<Duration>,
+    min_ns: u64,
+    max_ns: u64,
+    timer: RtoTimer,
+}
+
+/// The retransmission-timer estimator, chosen once (`tcp.rto_estimator`).
+#[derive(Clone, Debug)]
+enum RtoTimer {
+    Rfc6298(Smoothed),
+    /// Linux keeps its own deviation and writes SRTT, RTTVAR and the RTO into the same state.
+    Linux(Smoothed, LinuxRto),
+    /// Boxed: a flow whose profile does not use it carries the smaller variants only.
+    Ns2(Box<Ns2Rto>),
+}
+
+/// RFC 6298 retransmission-timer state. The arithmetic is in whole nanoseconds (`u64`), not
+/// `Duration`: the same values (a `Duration` divided by 2, 4 or 8 is the floor of its nanoseconds
+/// divided so, since a second is a multiple of 8 ns), at a fraction of the instructions per ACK
+/// (docs/performance.md).
+#[derive(Clone, Debug)]
+struct Smoothed {
     /// SRTT, also kept as a `Duration` for the readers of every ACK.
     srtt: Option<Duration>,
     srtt_ns: u64,
@@ -25,16 +60,8 @@ pub struct RttEstimator {
     /// Clock granularity G of RFC 6298 (the simulator's clock is exact; `timer_granularity_ns`, 1 ms
     /// by default, mimics FreeBSD hz = 1000).
     granularity_ns: u64,
-    /// Number of consecutive expiries without a fresh sample; the timer runs at rto * 2^backoff.
-    pub backoff: u32,
-    /// Lifetime minimum and maximum sample (read on every ACK, changed by few); their nanoseconds
-    /// are what each new sample is compared with.
-    pub min: Option<Duration>,
-    pub max: Option<Duration>,
-    min_ns: u64,
-    max_ns: u64,
-    /// Linux's estimator state, when `rto_estimator = "linux"`.
-    linux: Option<LinuxRto>,
+    /// Consecutive expiries without a fresh sample; the timer runs at rto * 2^backoff.
+    backoff: u32,
 }
 
 /// Nanoseconds of `d`, saturating at `u64::MAX` (584 years).
@@ -42,81 +69,11 @@ fn ns(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
 }
 
-impl RttEstimator {
-    pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration) -> RttEstimator {
-        RttEstimator {
-            srtt: None,
-            srtt_ns: 0,
-            rttvar_ns: 0,
-            rto_ns: ns(initial_rto),
-            min_rto_ns: ns(min_rto),
-            max_rto_ns: ns(max_rto),
-            granularity_ns: 1_000_000,
-            backoff: 0,
-            min: None,
-            max: None,
-            min_ns: u64::MAX,
-            max_ns: 0,
-            linux: None,
-        }
-    }
-
-    /// Computes the RTO as Linux does (`tcp::linux_rto`) instead of RFC 6298.
-    pub fn use_linux_rule(&mut self) {
-        self.linux = Some(LinuxRto::default());
-    }
-
-    /// Sets the clock granularity G (RFC 6298 section 2), 1 ms unless the scenario says otherwise.
-    pub fn set_granularity(&mut self, g: Duration) {
-        self.granularity_ns = ns(g);
-    }
-
-    /// SRTT, once there is a sample.
-    pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
-    }
-
-    /// RTTVAR (RFC 6298), or Linux's `rttvar` (4 times the deviation it tracks, divided by 4).
-    pub fn rttvar(&self) -> Duration {
-        Duration::from_nanos(self.rttvar_ns)
-    }
-
-    /// Records a raw sample for the algorithms (lifetime min/max) without touching the RTO estimator;
-    /// `n` is `r` in nanoseconds (the caller has both).
-    #[inline]
-    pub fn observe(&mut self, r: Duration, n: u64) {
-        debug_assert_eq!(n, ns(r));
-        if self.min.is_none() || n < self.min_ns {
-            self.min_ns = n;
-            self.min = Some(r);
-        }
-        if self.max.is_none() || n > self.max_ns {
-            self.max_ns = n;
-            self.max = Some(r);
-        }
-    }
-
+impl Smoothed {
     /// RFC 6298 section 2.2/2.3: folds a valid sample into SRTT/RTTVAR, recomputes RTO and, since
     /// the sample came from a segment that was not retransmitted (Karn), clears the backoff (5.7).
-    /// `snd_una` (after this ACK) and `snd_nxt` delimit Linux's rounds; RFC 6298 ignores them.
-    pub fn update_rto(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
-        self.update_rto_ns(r, ns(r), snd_una, snd_nxt);
-    }
-
-    /// `update_rto` with the sample also in nanoseconds (`r_ns`), as the sender has it.
     #[inline]
-    pub fn update_rto_ns(&mut self, r: Duration, r_ns: u64, snd_una: u64, snd_nxt: u64) {
-        debug_assert_eq!(r_ns, ns(r));
-        if let Some(linux) = &mut self.linux {
-            let rto = linux.sample(r, snd_una, snd_nxt, Duration::from_nanos(self.min_rto_ns));
-            let srtt = linux.srtt();
-            self.srtt = Some(srtt);
-            self.srtt_ns = ns(srtt);
-            self.rttvar_ns = ns(linux.rttvar());
-            self.rto_ns = ns(rto).min(self.max_rto_ns); // tcp_bound_rto; RTO >= SRTT + min RTO already
-            self.backoff = 0;
-            return;
-        }
+    fn sample(&mut self, r_ns: u64) {
         if self.srtt.is_none() {
             self.srtt_ns = r_ns;
             self.rttvar_ns = r_ns / 2;
@@ -131,7 +88,137 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// Linux's estimator (`tcp::linux_rto`) has folded in a sample: take its SRTT, RTTVAR and RTO.
+    fn take_linux(&mut self, linux: &LinuxRto, rto: Duration) {
+        let srtt = linux.srtt();
+        self.srtt = Some(srtt);
+        self.srtt_ns = ns(srtt);
+        self.rttvar_ns = ns(linux.rttvar());
+        self.rto_ns = ns(rto).min(self.max_rto_ns); // tcp_bound_rto; RTO >= SRTT + min RTO already
+        self.backoff = 0;
+    }
+
     /// The current timer value: RTO doubled per expiry (RFC 6298 5.5), capped at the maximum.
+    #[inline]
+    fn rto_ns(&self) -> u64 {
+        let factor = 1u64 << self.backoff.min(30);
+        self.rto_ns.saturating_mul(factor).min(self.max_rto_ns)
+    }
+}
+
+impl RttEstimator {
+    /// The estimator `kind` with the initial, minimum and maximum RTO and the clock granularity
+    /// (G of RFC 6298, ns-2's `tcpTick_`; Linux ignores it).
+    pub fn new(kind: RtoEstimator, initial_rto: Duration, min_rto: Duration, max_rto: Duration, granularity: Duration) -> RttEstimator {
+        let smoothed = Smoothed {
+            srtt: None,
+            srtt_ns: 0,
+            rttvar_ns: 0,
+            rto_ns: ns(initial_rto),
+            min_rto_ns: ns(min_rto),
+            max_rto_ns: ns(max_rto),
+            granularity_ns: ns(granularity),
+            backoff: 0,
+        };
+        let timer = match kind {
+            RtoEstimator::Rfc6298 => RtoTimer::Rfc6298(smoothed),
+            RtoEstimator::Linux => RtoTimer::Linux(smoothed, LinuxRto::default()),
+            RtoEstimator::Ns2 => RtoTimer::Ns2(Box::new(Ns2Rto::new(initial_rto, min_rto, max_rto, granularity))),
+        };
+        RttEstimator { min: None, max: None, latest: None, min_ns: u64::MAX, max_ns: 0, timer }
+    }
+
+    /// Records a raw sample for the algorithms (latest, lifetime min/max) without touching the RTO estimator;
+    /// `n` is `r` in nanoseconds (the caller has both).
+    #[inline]
+    pub fn observe(&mut self, r: Duration, n: u64) {
+        debug_assert_eq!(n, ns(r));
+        self.latest = Some(r);
+        if self.min.is_none() || n < self.min_ns {
+            self.min_ns = n;
+            self.min = Some(r);
+        }
+        if self.max.is_none() || n > self.max_ns {
+            self.max_ns = n;
+            self.max = Some(r);
+        }
+    }
+
+    /// An ACK of new data up to `ackno` (snd_una after it) arrived at `now` with `snd_max` sent;
+    /// `sample` is its Karn-valid RTT sample (`r`, and `r` in nanoseconds), if any. RFC 6298 and
+    /// Linux fold the sample in (Linux's rounds end at `snd_una` past the round's snd_nxt); ns-2
+    /// times its own segment and ignores the echo (`newack` without timestamps).
+    #[inline]
+    pub fn on_new_ack(&mut self, ackno: u64, snd_max: u64, now: Time, sample: Option<(Duration, u64)>) {
+        match &mut self.timer {
+            RtoTimer::Rfc6298(s) => {
+                if let Some((_, r_ns)) = sample {
+                    s.sample(r_ns);
+                }
+            }
+            RtoTimer::Linux(s, linux) => {
+                if let Some((r, _)) = sample {
+                    let rto = linux.sample(r, ackno, snd_max, Duration::from_nanos(s.min_rto_ns));
+                    s.take_linux(linux, rto);
+                }
+            }
+            RtoTimer::Ns2(ns2) => {
+                ns2.on_ack(ackno, now);
+            }
+        }
+    }
+
+    /// New data ending at `seq_end` left at `now` (ns-2 starts timing it if no segment is timed).
+    #[inline]
+    pub fn on_new_data(&mut self, seq_end: u64, now: Time) {
+        if let RtoTimer::Ns2(ns2) = &mut self.timer {
+            ns2.on_new_data(seq_end, now);
+        }
+    }
+
+    /// A fast retransmission starts an episode: ns-2 stops timing the segment in flight
+    /// (`reset_rtx_timer`); the others time every ACK's echo and need nothing.
+    pub fn on_retransmission_episode(&mut self) {
+        if let RtoTimer::Ns2(ns2) = &mut self.timer {
+            ns2.cancel_timing();
+        }
+    }
+
+    /// The timer expired: back off (RFC 6298 5.5; ns-2 `rtt_backoff`).
+    pub fn on_timeout(&mut self) {
+        match &mut self.timer {
+            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.backoff = s.backoff.saturating_add(1),
+            RtoTimer::Ns2(ns2) => ns2.on_timeout(),
+        }
+    }
+
+    /// Consecutive expiries of the timer without a valid RTT sample, the latest one included.
+    pub fn expiries(&self) -> u32 {
+        match &self.timer {
+            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.backoff,
+            RtoTimer::Ns2(ns2) => ns2.expiries(),
+        }
+    }
+
+    /// The smoothed RTT of the estimator, once there is a sample.
+    #[inline]
+    pub fn srtt(&self) -> Option<Duration> {
+        match &self.timer {
+            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.srtt,
+            RtoTimer::Ns2(ns2) => ns2.srtt(),
+        }
+    }
+
+    /// RTTVAR (RFC 6298), Linux's `rttvar` (4 times the deviation it tracks, divided by 4), or
+    /// ns-2's none (zero).
+    pub fn rttvar(&self) -> Duration {
+        match &self.timer {
+            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => Duration::from_nanos(s.rttvar_ns),
+            RtoTimer::Ns2(_) => Duration::ZERO,
+        }
+    }
+
+    /// The current timer value, backoff included.
     pub fn rto(&self) -> Duration {
         Duration::from_nanos(self.rto_ns())
     }
@@ -139,13 +226,23 @@ impl RttEstimator {
     /// `rto()` in nanoseconds.
     #[inline]
     pub fn rto_ns(&self) -> u64 {
-        let factor = 1u64 << self.backoff.min(30);
-        self.rto_ns.saturating_mul(factor).min(self.max_rto_ns)
+        match &self.timer {
+            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.rto_ns(),
+            RtoTimer::Ns2(ns2) => ns(ns2.rto()),
+        }
     }
 
-    /// RFC 6298 5.5: back off the timer after an expiry.
-    pub fn on_timeout(&mut self) {
-        self.backoff = self.backoff.saturating_add(1);
+    /// When a timer started at `now` expires (`now + rto()`, RFC 6298 5.1 and 5.3), without a
+    /// `Duration` on the way (called on every ACK of new data).
+    #[inline]
+    pub fn deadline_from(&self, now: Time) -> Time {
+        Time(now.0.saturating_add(self.rto_ns()))
+    }
+
+    /// Folds a sample in as an ACK of new data would (for tests of the estimators).
+    #[cfg(test)]
+    pub fn update_rto(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
+        self.on_new_ack(snd_una, snd_nxt, Time::ZERO, Some((r, ns(r))));
     }
 }
 
@@ -159,7 +256,7 @@ mod tests {
 
     #[test]
     fn first_sample_then_smoothing_per_rfc6298() {
-        let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
+        let mut e = RttEstimator::new(RtoEstimator::Rfc6298, ms(1000), ms(200), ms(60_000), ms(1));
         assert_eq!(e.rto(), ms(1000), "initial RTO 1 s");
         e.update_rto(ms(100), 0, 0);
         assert_eq!(e.srtt(), Some(ms(100)));
@@ -174,7 +271,7 @@ mod tests {
 
     #[test]
     fn minimum_rto_applies_and_backoff_doubles_until_fresh_sample() {
-        let mut e = RttEstimator::new(ms(1000), ms(200), ms(60_000));
+        let mut e = RttEstimator::new(RtoEstimator::Rfc6298, ms(1000), ms(200), ms(60_000), ms(1));
         e.update_rto(ms(10), 0, 0);
         assert_eq!(e.rto(), ms(200), "clamped to min RTO");
         e.on_timeout();
@@ -191,8 +288,7 @@ mod tests {
 
     #[test]
     fn linux_rule_keeps_min_rto_above_srtt_and_backs_off_the_same_way() {
-        let mut e = RttEstimator::new(ms(1000), ms(200), ms(120_000));
-        e.use_linux_rule();
+        let mut e = RttEstimator::new(RtoEstimator::Linux, ms(1000), ms(200), ms(120_000), ms(1));
         assert_eq!(e.rto(), ms(1000), "initial RTO 1 s (TCP_TIMEOUT_INIT)");
         e.update_rto(ms(10), 10, 20);
         assert_eq!(e.rto(), ms(210), "10 ms + max(2*10 ms, 200 ms), not RFC 6298's clamp to 200 ms");

@@ -71,6 +71,12 @@ impl Scoreboard {
         self.debug_check();
     }
 
+    /// The mark: the sender's HighRxt.
+    #[inline]
+    pub fn mark(&self) -> u64 {
+        self.mark
+    }
+
     /// SACKed bytes below the mark (the sender's HighRxt).
     #[inline]
     pub fn sacked_below_mark(&self) -> u64 {

@@ -15,7 +15,93 @@
 //! scoreboard (`CheckUpdate`), and at the full ACK leaves cwnd at its halved value where the
 //! algorithm's recovery exit applies here.
 
+use crate::tcp::rack::Rack;
+use crate::tcp::recovery::part::{Outstanding, RecoveryRules, RecoverySend};
+use crate::tcp::recovery::sacked::Sacked;
 use crate::tcp::scoreboard::Scoreboard;
+
+/// ns-2 Sack1's rules of one connection: during an episode, the counted pipe.
+#[derive(Clone, Debug)]
+pub struct Ns2Sack1Recovery {
+    dupthresh: u32,
+    mss: u64,
+    episode: Option<Ns2Sack1>,
+}
+
+impl Ns2Sack1Recovery {
+    pub fn new(dupthresh: u32, mss: u64) -> Ns2Sack1Recovery {
+        Ns2Sack1Recovery { dupthresh, mss, episode: None }
+    }
+
+    /// ns-2's `pipe_` while an episode runs.
+    pub fn counted_pipe(&self) -> Option<i64> {
+        self.episode.map(|e| e.pipe())
+    }
+}
+
+impl RecoveryRules for Ns2Sack1Recovery {
+    fn reads_sack(&self) -> bool {
+        true
+    }
+    fn on_ack_arrival(&mut self, partial: bool) {
+        if let Some(episode) = &mut self.episode {
+            episode.on_ack(partial);
+        }
+    }
+    fn dupacks_say_lost(&self, sacked: &Sacked, dupacks: u32, head_end: u64) -> bool {
+        dupacks >= self.dupthresh || sacked.lost_bound() >= head_end
+    }
+    fn loss_at_fast_retransmit(&self, sacked: &Sacked, _rack: Option<&Rack>, flight: u64, _cwnd: u64, o: Outstanding) -> (u64, u64) {
+        (flight, sacked.pipe_with_head_lost(o, None))
+    }
+    fn begin_episode(&mut self, o: Outstanding) {
+        self.episode = Some(Ns2Sack1::enter(o.flight().div_ceil(self.mss), self.dupthresh));
+    }
+    fn fast_retransmitted(&mut self, sacked: &mut Sacked, seq_end: u64) {
+        sacked.set_high_rxt(seq_end);
+    }
+    fn end_episode(&mut self) {
+        self.episode = None;
+    }
+    fn next_in_recovery(&mut self, sacked: &Sacked, _rack: Option<&Rack>, cwnd: u64, o: Outstanding, new_data_allowed: bool) -> RecoverySend {
+        let mss = self.mss;
+        let next = match &self.episode {
+            Some(episode) => {
+                if !episode.may_send(cwnd / mss) {
+                    return RecoverySend::CwndLimited;
+                }
+                next_hole(sacked.scoreboard(), sacked.high_rxt().max(o.snd_una), o.snd_max).or(new_data_allowed.then_some(o.snd_max))
+            }
+            // Not reached (an episode always runs in recovery); RFC 6675's rule as a fallback.
+            None => {
+                if sacked.pipe(o, None) + mss > cwnd.max(mss) {
+                    return RecoverySend::CwndLimited;
+                }
+                sacked.next_seg(o, new_data_allowed)
+            }
+        };
+        next.map_or(RecoverySend::Nothing, RecoverySend::Segment)
+    }
+    fn sent_in_recovery(&mut self, sacked: &mut Sacked, seq: u64, len: u64, retransmission: bool) {
+        if let Some(episode) = &mut self.episode {
+            episode.on_send();
+        }
+        if retransmission {
+            sacked.set_high_rxt(sacked.high_rxt().max(seq + len));
+        }
+    }
+    #[inline(always)]
+    fn in_flight(&self, sacked: &Sacked, _rack: Option<&Rack>, span: u64, _cwnd: u64, in_recovery: bool, o: Outstanding) -> u64 {
+        if in_recovery {
+            sacked.pipe(o, None)
+        } else {
+            span
+        }
+    }
+    fn pipe_or(&self, sacked: &Sacked, _rack: Option<&Rack>, _without_sack: u64, o: Outstanding) -> u64 {
+        sacked.pipe(o, None)
+    }
+}
 
 /// The recovery state of one ns-2 Sack1 episode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
