@@ -347,7 +347,7 @@ pub struct TcpConfig {
     /// ns-2 `Agent/TCP` keeps `ssthresh_` as a whole number of packets (at least 2) while `cwnd_` is
     /// fractional: a loss rounds the new ssthresh down to whole segments and leaves cwnd unrounded.
     pub ssthresh_whole_packets: bool,
-    /// SACK-based loss recovery (with `sack`): RFC 6675 or ns-2's Sack1 (`tcp/ns2_sack1.rs`).
+    /// SACK-based loss recovery (with `sack`): RFC 6675 or ns-2's Sack1 (`tcp/recovery/ns2_sack1.rs`).
     pub sack_recovery: SackRecovery,
     /// Where slow start ends (FreeBSD cwnd <= ssthresh, Linux cwnd < ssthresh capped at ssthresh).
     pub slow_start_rule: SlowStartRule,

@@ -31,9 +31,10 @@
 //!   the partial-ACK retransmission are sent outside that loop, as in ns-2. ns-2's `slowdown`
 //!   (`ssthresh_whole_packets`): the new ssthresh is rounded down to whole segments, at least 2.
 //!
-//! Where what comes next plugs in (named, not built): a per-segment departure time for pacing
-//! (Linux `tcp_pacing_check`, `tcp_update_skb_after_send`) in `send_segment`, which would return a
-//! time to wait instead of sending; a delivery-rate sample (Linux `tcp_rate.c`) taken in `take_ack`
+//! The send loop is `tcp/output.rs` (Linux tcp_output.c), a child module of this one.
+//!
+//! Where what comes next plugs in (named, not built): a per-segment departure time for pacing in
+//! `output.rs`; a delivery-rate sample (Linux `tcp_rate.c`) taken in `take_ack`
 //! and handed to the algorithm in `tell_algorithm`; ECN's ECE in `take_ack` (a congestion signal
 //! answered once per window like `enter_fast_recovery` without a retransmission) and CWR set by
 //! `send_segment`.
@@ -44,7 +45,7 @@ use ccsim_cc::{AckSample, Cc, CcInit, CongestionControl, CwndEvent, LossEvent, L
 
 use crate::packet::Packet;
 use crate::scenario::TcpConfig;
-use crate::tcp::recovery::{self, LossClock, Outstanding, PartialAck, ProbeInputs, Recovery, RecoverySend};
+use crate::tcp::recovery::{self, LossClock, Outstanding, PartialAck, ProbeInputs, Recovery};
 use crate::tcp::round::Rounds;
 use crate::tcp::rtt::RttEstimator;
 
@@ -590,160 +591,6 @@ impl Sender {
         self.try_send(now, out);
     }
 
-    // ----- Sending.
-
-    /// Sends what the windows allow (from the entry points, which count the change).
-    fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.max_burst == 0 && self.state != CaState::Recovery && self.dupacks == 0 && self.snd_nxt == self.snd_max {
-            self.send_open(now, out);
-            return;
-        }
-        loop {
-            if self.max_burst > 0 && self.burst_sent >= self.max_burst {
-                self.cwnd_limited = true;
-                return;
-            }
-            if self.state == CaState::Recovery {
-                let new_data_allowed = self.new_data_allowed();
-                match self.recovery.next_in_recovery(self.w.cwnd_bytes, self.outstanding(), new_data_allowed) {
-                    RecoverySend::Segment(seq) => {
-                        let retransmission = seq < self.snd_max;
-                        let len = self.send_segment(now, seq, out);
-                        self.burst_sent += 1;
-                        self.recovery.sent_in_recovery(seq, len, retransmission);
-                        self.snd_nxt = self.snd_nxt.max(self.snd_max);
-                        continue;
-                    }
-                    RecoverySend::CwndLimited => {
-                        self.cwnd_limited = true;
-                        return;
-                    }
-                    RecoverySend::Nothing => {
-                        self.cwnd_limited = false;
-                        return;
-                    }
-                    RecoverySend::ByWindow => {}
-                }
-            }
-            if !self.send_by_window(now, out) {
-                return;
-            }
-        }
-    }
-
-    /// One segment by the ordinary window rule (cwnd, plus NewReno's inflation in recovery or limited
-    /// transmit's allowance), going back over what a timeout left outstanding. Returns false when
-    /// sending stops (and records why in `cwnd_limited`).
-    fn send_by_window(&mut self, now: Time, out: &mut Vec<Packet>) -> bool {
-        // Going back after a timeout: skip what the receiver has SACKed since.
-        if self.snd_nxt < self.snd_max {
-            if let Some(end) = self.recovery.sacked_until(self.snd_nxt) {
-                self.snd_nxt = end.min(self.snd_max);
-                return true;
-            }
-        }
-        let Some(len) = self.segment_allowed_at(self.snd_nxt) else {
-            self.cwnd_limited = false;
-            return false;
-        };
-        let cwnd = self.w.cwnd_bytes.max(self.mss) as i64;
-        let mut window = cwnd;
-        if self.state == CaState::Recovery {
-            window += self.recovery.inflation();
-        } else if self.dupacks > 0 && self.snd_nxt == self.snd_max {
-            window += self.dupacks.min(self.limited_transmit_segs) as i64 * self.mss as i64; // RFC 3042
-        }
-        let flight = (self.snd_nxt - self.snd_una) as i64;
-        if flight + len as i64 > window.max(self.mss as i64) {
-            self.cwnd_limited = true;
-            return false;
-        }
-        let seq = self.snd_nxt;
-        let sent = self.send_segment(now, seq, out);
-        self.burst_sent += 1;
-        if self.state != CaState::Recovery && flight + sent as i64 > cwnd {
-            self.limited_transmit_bytes += sent;
-        }
-        self.snd_nxt = seq + sent;
-        true
-    }
-
-    /// `try_send` in the open state, the common case: no recovery, no duplicate ACKs (so no
-    /// limited transmit, RFC 3042), nothing to go back over after a timeout, no burst limit. The
-    /// same rules as the general loop with what cannot apply left out: new segments while the
-    /// application has data, the receiver window takes them and FlightSize stays within cwnd
-    /// (RFC 5681 section 3; the send loop of FreeBSD `tcp_output`, Linux `tcp_write_xmit`).
-    fn send_open(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let cwnd = self.w.cwnd_bytes.max(self.mss);
-        loop {
-            let Some(len) = self.segment_allowed_at(self.snd_nxt) else {
-                self.cwnd_limited = false;
-                return;
-            };
-            if self.snd_nxt - self.snd_una + len > cwnd {
-                self.cwnd_limited = true;
-                return;
-            }
-            let seq = self.snd_nxt;
-            let sent = self.send_segment_inline(now, seq, out);
-            self.burst_sent += 1;
-            self.snd_nxt = seq + sent;
-        }
-    }
-
-    /// `send_segment_inline` called: a call everywhere but in the open state's loop.
-    #[inline(never)]
-    fn send_segment(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
-        self.send_segment_inline(now, seq, out)
-    }
-
-    /// Sends the segment at `seq`; returns its length.
-    #[inline(always)]
-    fn send_segment_inline(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
-        let len = self.seg_len(seq);
-        debug_assert!(len > 0);
-        let retx = seq < self.snd_max;
-        let pkt = Packet::data(self.flow, seq, len as u32, self.header, now, retx);
-        self.stats.data_pkts_sent += 1;
-        self.stats.payload_bytes_sent += len;
-        self.stats.wire_bytes_sent += pkt.wire_bytes as u64;
-        if retx {
-            self.stats.retransmits += 1;
-            self.stats.retransmitted_bytes += len;
-        } else {
-            self.rtt.on_new_data(seq + len, now);
-        }
-        self.snd_max = self.snd_max.max(seq + len);
-        self.last_send = Some(now);
-        self.recovery.on_segment_sent(now, seq, len);
-        self.round.on_send(seq + len);
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(self.rtt.deadline_from(now));
-        }
-        out.push(pkt);
-        len
-    }
-
-    /// The length of the segment at `seq` if the application has data there and the receiver
-    /// window takes it (the limits other than cwnd, which leave the flow not cwnd-limited).
-    #[inline(always)]
-    fn segment_allowed_at(&self, seq: u64) -> Option<u64> {
-        if seq >= self.app_end {
-            return None;
-        }
-        let len = self.seg_len(seq);
-        (seq + len - self.snd_una <= self.rwnd).then_some(len)
-    }
-
-    /// The application has new data and the receiver window takes the next segment.
-    fn new_data_allowed(&self) -> bool {
-        self.segment_allowed_at(self.snd_max).is_some()
-    }
-
-    fn seg_len(&self, seq: u64) -> u64 {
-        self.mss.min(self.app_end.saturating_sub(seq))
-    }
-
     fn restart_rto(&mut self, now: Time) {
         self.rto_deadline = if self.snd_una < self.snd_max { Some(self.rtt.deadline_from(now)) } else { None };
     }
@@ -857,6 +704,9 @@ impl Sender {
         self.state == CaState::Recovery
     }
 }
+#[path = "output.rs"]
+mod output;
+
 #[cfg(test)]
 #[path = "sender_testkit.rs"]
 mod testkit;

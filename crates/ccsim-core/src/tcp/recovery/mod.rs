@@ -20,6 +20,7 @@
 pub mod detection;
 pub mod newreno;
 pub mod ns2_sack1;
+pub mod outstanding;
 pub mod part;
 pub mod rfc6675;
 pub mod sacked;
@@ -29,7 +30,8 @@ use std::time::Duration;
 
 use ccsim_cc::Time;
 
-pub use part::{Detected, LossClock, Outstanding, PartialAck, ProbeInputs, RecoveryRules, RecoverySend};
+pub use outstanding::Outstanding;
+pub use part::{Detected, LossClock, PartialAck, ProbeInputs, RecoveryRules, RecoverySend};
 
 use crate::scenario::{LossDetection as DetectionKnob, RecoveryWindow as WindowKnob, SackRecovery, TcpConfig};
 use crate::tcp::rack::Rack;

@@ -18,7 +18,8 @@
 
 use crate::scenario::PartialAckRto;
 use crate::tcp::rack::Rack;
-use crate::tcp::recovery::part::{Outstanding, PartialAck, RecoveryRules, RecoverySend};
+use crate::tcp::recovery::outstanding::Outstanding;
+use crate::tcp::recovery::part::{PartialAck, RecoveryRules, RecoverySend};
 use crate::tcp::recovery::sacked::Sacked;
 
 /// RFC 6582 recovery state of one connection.

@@ -16,7 +16,8 @@
 //! algorithm's recovery exit applies here.
 
 use crate::tcp::rack::Rack;
-use crate::tcp::recovery::part::{Outstanding, RecoveryRules, RecoverySend};
+use crate::tcp::recovery::outstanding::Outstanding;
+use crate::tcp::recovery::part::{RecoveryRules, RecoverySend};
 use crate::tcp::recovery::sacked::Sacked;
 use crate::tcp::scoreboard::Scoreboard;
 

@@ -9,7 +9,8 @@
 //! `tcp_packets_in_flight`, `tcp_xmit_retransmit_queue`).
 
 use crate::tcp::rack::Rack;
-use crate::tcp::recovery::part::{Outstanding, RecoveryRules, RecoverySend};
+use crate::tcp::recovery::outstanding::Outstanding;
+use crate::tcp::recovery::part::{RecoveryRules, RecoverySend};
 use crate::tcp::recovery::sacked::Sacked;
 
 /// RFC 6675's rules (the state is the scoreboard and the detection's marks, held by `Recovery`).

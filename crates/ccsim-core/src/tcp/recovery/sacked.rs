@@ -1,7 +1,7 @@
 //! What the SACK recoveries share: the scoreboard of RFC 6675 section 3 with HighRxt as its mark,
 //! and the quantities RFC 6675 derives from it (IsLost's boundary, pipe, NextSeg()).
 
-use crate::tcp::recovery::part::Outstanding;
+use crate::tcp::recovery::outstanding::Outstanding;
 use crate::tcp::scoreboard::Scoreboard;
 
 /// The SACK state of one connection (FreeBSD `tcp_sack.c`, Linux's SACK tags on the retransmit queue).
