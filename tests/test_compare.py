@@ -100,7 +100,7 @@ def test_cli_writes_the_table_and_the_overlaid_plots(runs):
     assert "B vs A" in result.output and "the scenarios differ in topology.bottleneck.loss_rate" in result.output
     assert sorted(p.name for p in out.iterdir()) == [".ccsim-files", "compare.csv", "cwnd.png", "rtt.png"]
     header = (out / "compare.csv").read_text().splitlines()[0]
-    assert header == "scope,metric,simulator (clean),simulator (lossy),diff_pct"
+    assert header == "scope,metric,simulator (clean),simulator (lossy),diff_pct,window"
     # an existing comparison is replaced only with --force
     again = CliRunner().invoke(cli, ["compare", str(clean), str(lossy), "--out", str(out)])
     assert again.exit_code == 2 and "--force" in again.stderr
@@ -191,3 +191,26 @@ def test_cli_compares_many_flows_by_their_medians_and_keeps_every_flow_in_the_cs
     assert "late-15" not in result.output
     csv = (tmp_path / "cmp" / "compare.csv").read_text()
     assert "late-15" in csv and "early" in csv
+
+
+def test_every_row_names_its_window_and_counts_are_like_for_like(tmp_path):
+    """With `measure` set, the simulator's retransmits and timeouts are those inside the window (as the
+    testbed counts them), and every compare row says which window it covers."""
+    scenario = tmp_path / "windowed.toml"
+    scenario.write_text(TWO_FLOWS.format(loss=0.02, first="early").replace('duration = "4s"', 'duration = "4s"\nmeasure = ["2s", "4s"]'))
+    dirs = []
+    for seed in (1, 2):
+        out = tmp_path / f"w{seed}"
+        result = CliRunner().invoke(cli, ["-q", "run", str(scenario), "--out", str(out), "--no-plots", "--seed", str(seed)])
+        assert result.exit_code == 0, result.output
+        dirs.append(out)
+    a, b = Result.load(dirs[0]), Result.load(dirs[1])
+    early = a.summary.set_index("name").loc["early"]
+    assert 0 < early["retransmits"] < early["retransmits_run"], "the window's retransmits, not the run's"
+    c = compare_runs(a, b, "s1", "s2")
+    assert set(c.rows["window"]) == {"2-4 s"}
+    retx = c.rows[(c.rows["scope"] == "early") & (c.rows["metric"] == "retransmits")].iloc[0]
+    assert retx["a"] == early["retransmits"]
+    shown = CliRunner().invoke(cli, ["compare", str(dirs[0]), str(dirs[1]), "--out", str(tmp_path / "cmp"), "--no-plots", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert {row["window"] for row in json.loads(shown.output)["rows"]} == {"2-4 s"}

@@ -404,7 +404,7 @@ def report(directory: Path, experiment: str | None) -> None:
               help="Where to write compare.csv and the overlaid cwnd and RTT plots [default: runs/compare/<A>-vs-<B>].")
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous comparison (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots (compare.csv only).")
-@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (rows of scope, metric, a, b, diff_pct) instead of the console table.")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON (rows of scope, metric, a, b, diff_pct, window) instead of the console table.")
 @_user_errors
 def compare(dir_a: Path, dir_b: Path, out: Path | None, force: bool, no_plots: bool, as_json: bool) -> None:
     """Compare two run directories, B against A: per flow goodput, share, mean/p95 RTT, queueing delay,
@@ -439,14 +439,14 @@ def compare(dir_a: Path, dir_b: Path, out: Path | None, force: bool, no_plots: b
 def _comparison_table(comparison: Any) -> Table:
     table = Table(title=f"B against A (A = {escape(safe_for_terminal(comparison.label_a))}, "
                         f"B = {escape(safe_for_terminal(comparison.label_b))})", title_justify="left")
-    for column in ("", "metric", "A", "B", "B vs A"):
-        table.add_column(column, justify="left" if column in ("", "metric") else "right")
+    for column in ("", "metric", "A", "B", "B vs A", "window"):
+        table.add_column(column, justify="left" if column in ("", "metric", "window") else "right")
     previous = None
     for row in comparison.condensed(MAX_CONSOLE_FLOWS).itertuples(index=False):
         scope = _cell(row.scope) if row.scope != previous else ""
         previous = row.scope
         diff = "" if math.isnan(row.diff_pct) else f"{row.diff_pct:+.1f} %"
-        table.add_row(scope, row.metric, _compared_value(row.a), _compared_value(row.b), diff)
+        table.add_row(scope, row.metric, _compared_value(row.a), _compared_value(row.b), diff, _cell(row.window))
     return table
 
 

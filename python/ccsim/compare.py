@@ -8,9 +8,10 @@ retransmits and timeouts; for the bottleneck: utilisation, mean and 95th-percent
 and queue drops. Every figure comes with B's difference from A in percent. The figures overlay both
 runs' cwnd and RTT per flow (A solid, B dashed).
 
-Both runs are summarised over their own measurement windows (``run.measure``); the scenarios may
-differ, and the fields where they do are listed with the table, so a comparison of two different
-set-ups is never silent about it.
+Both runs are summarised over their own measurement windows (``run.measure``), counts included
+(retransmits, timeouts and drops inside the window, in both backends); every row names the window
+it covers. The scenarios may differ, and the fields where they do are listed with the table, so a
+comparison of two different set-ups is never silent about it.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ _SAME_SETUP_FIELDS = {"seed"}
 
 @dataclass
 class Comparison:
-    """B against A: one row per (scope, metric) with both values and B's difference in percent
-    (NaN where A is 0 or either is missing), and notes on what differs between the set-ups."""
+    """B against A: one row per (scope, metric) with both values, B's difference in percent (NaN
+    where A is 0 or either is missing) and the window the values cover, and notes on what differs
+    between the set-ups."""
 
     label_a: str
     label_b: str
@@ -70,6 +72,8 @@ class Comparison:
         medians = flows.groupby("metric", sort=False)[["a", "b"]].median().reset_index()
         medians["diff_pct"] = [_difference_pct(a, b) for a, b in zip(medians["a"], medians["b"])]
         medians.insert(0, "scope", f"median of {count:,} flows")
+        if "window" in flows:
+            medians["window"] = flows["window"].iloc[0]
         return pd.concat([medians, self.rows[self.rows["scope"] == "bottleneck"]], ignore_index=True)
 
 
@@ -129,16 +133,34 @@ def _flow_table(result: Result) -> pd.DataFrame:
     return table
 
 
+def measure_window(result: Result) -> str:
+    """The summary window a run's summaries cover, as ``10-20 s``."""
+    scenario = result.scenario
+    start, end = scenario.get("measure_start_ns"), scenario.get("measure_end_ns")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return "unknown window"
+    return f"{start / 1e9:g}-{end / 1e9:g} s"
+
+
+def _whole_run_counts(result: Result) -> bool:
+    """A simulator run written before its summary counted retransmits and timeouts over the window
+    (its summary has no ``retransmits_run``) whose window is not the whole run."""
+    scenario = result.scenario
+    windowed = scenario.get("measure_start_ns", 0) > 0 or scenario.get("measure_end_ns") != scenario.get("duration_ns")
+    backend = result.meta.get("backend", "simulator")
+    return backend == "simulator" and windowed and "retransmits_run" not in result.summary
+
+
 def _difference_pct(a: float, b: float) -> float:
     if not (isinstance(a, (int, float)) and isinstance(b, (int, float))) or math.isnan(a) or math.isnan(b) or a == 0:
         return math.nan
     return (b - a) / abs(a) * 100.0
 
 
-def _row(scope: str, label: str, a: Any, b: Any, factor: float) -> dict[str, Any]:
+def _row(scope: str, label: str, a: Any, b: Any, factor: float, window: str) -> dict[str, Any]:
     va = float(a) * factor if a is not None and not pd.isna(a) else math.nan
     vb = float(b) * factor if b is not None and not pd.isna(b) else math.nan
-    return {"scope": scope, "metric": label, "a": va, "b": vb, "diff_pct": _difference_pct(va, vb)}
+    return {"scope": scope, "metric": label, "a": va, "b": vb, "diff_pct": _difference_pct(va, vb), "window": window}
 
 
 def _values_of(table: pd.DataFrame, names: list[Any], columns: list[str]) -> list[list[Any]]:
@@ -159,24 +181,30 @@ def compare_runs(a: Result, b: Result, label_a: str = "A", label_b: str = "B") -
         raise ArgumentError(f"{label_b}: no TCP flow of the same name as in {label_a} "
                             f"({', '.join(map(str, flows_a.index[:4])) or 'none'}); nothing to compare")
     rows = []
+    window_a, window_b = measure_window(a), measure_window(b)
+    window = window_a if window_a == window_b else f"{label_a}: {window_a}; {label_b}: {window_b}"
     columns = [column for column, _, _ in FLOW_METRICS]
     values_a, values_b = _values_of(flows_a, common, columns), _values_of(flows_b, common, columns)
     for i, name in enumerate(common):
         for j, (_, label, factor) in enumerate(FLOW_METRICS):
-            rows.append(_row(str(name), label, values_a[j][i], values_b[j][i], factor))
+            rows.append(_row(str(name), label, values_a[j][i], values_b[j][i], factor, window))
     link_a, link_b = bottleneck_link(a.link_summary), bottleneck_link(b.link_summary)
     if link_a is not None and link_b is not None:
         for column, label, factor in LINK_METRICS:
-            rows.append(_row("bottleneck", label, link_a.get(column), link_b.get(column), factor))
+            rows.append(_row("bottleneck", label, link_a.get(column), link_b.get(column), factor, window))
     notes = []
     only = [f"{n} only in {label_a}" for n in flows_a.index if n not in flows_b.index]
     only += [f"{n} only in {label_b}" for n in flows_b.index if n not in flows_a.index]
     if only:
         notes.append("flows not compared: " + ", ".join(map(str, only)))
+    for label, result in ((label_a, a), (label_b, b)):
+        if _whole_run_counts(result):
+            notes.append(f"{label}: retransmits and timeouts over the whole run (written before ccsim counted them over "
+                         "the summary window)")
     differ = scenario_differences(a.scenario, b.scenario)
     if differ:
         notes.append("the scenarios differ in " + ", ".join(differ[:8]) + (f" and {len(differ) - 8} more" if len(differ) > 8 else ""))
-    return Comparison(label_a, label_b, pd.DataFrame(rows, columns=["scope", "metric", "a", "b", "diff_pct"]), notes)
+    return Comparison(label_a, label_b, pd.DataFrame(rows, columns=["scope", "metric", "a", "b", "diff_pct", "window"]), notes)
 
 
 def _named_series(result: Result) -> pd.DataFrame:

@@ -90,12 +90,43 @@ pub(crate) struct PacketCounters {
     pub drops_random: u64,
 }
 
-/// The summary window: delivered bytes at its edges and the RTT samples inside it.
+/// The summary window: delivered bytes and the loss counters at its edges, and the RTT samples
+/// inside it.
 #[derive(Default)]
 pub(crate) struct WindowMeasure {
     pub rcv_at_start: u64,
     pub rcv_at_end: Option<u64>,
+    pub counts_at_start: LossCounts,
+    pub counts_at_end: Option<LossCounts>,
     pub rtt_hist: Histogram,
+}
+
+/// A flow's cumulative loss and retransmission counters, read at the summary window's edges so
+/// that the summary counts what happened inside it (as the kernel testbed does).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LossCounts {
+    pub data_pkts_sent: u64,
+    pub data_dropped_pkts: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub drops_queue: u64,
+    pub drops_random: u64,
+}
+
+impl LossCounts {
+    /// What was counted between `start` and `self` (counters only grow).
+    pub fn since(self, start: LossCounts) -> LossCounts {
+        LossCounts {
+            data_pkts_sent: self.data_pkts_sent - start.data_pkts_sent,
+            data_dropped_pkts: self.data_dropped_pkts - start.data_dropped_pkts,
+            retransmits: self.retransmits - start.retransmits,
+            fast_retransmits: self.fast_retransmits - start.fast_retransmits,
+            timeouts: self.timeouts - start.timeouts,
+            drops_queue: self.drops_queue - start.drops_queue,
+            drops_random: self.drops_random - start.drops_random,
+        }
+    }
 }
 
 /// Counters at the previous sample, for per-interval rates, and where its rows went.
@@ -154,6 +185,28 @@ impl Flow {
             App::Finished(done) => done.rcv_nxt,
             App::Stream { sink, .. } => sink.payload_bytes,
             App::Web(_) => 0,
+        }
+    }
+
+    /// The loss and retransmission counters so far (senders' retransmissions: TCP flows only).
+    pub fn loss_counts(&self) -> LossCounts {
+        let (retransmits, fast_retransmits, timeouts) = match &self.app {
+            App::Tcp { sender, .. } => {
+                let s = sender.stats();
+                (s.retransmits, s.fast_retransmits, s.timeouts)
+            }
+            App::Finished(done) => (done.stats.retransmits, done.stats.fast_retransmits, done.stats.timeouts),
+            App::Stream { .. } | App::Web(_) => (0, 0, 0),
+        };
+        let c = &self.counters;
+        LossCounts {
+            data_pkts_sent: self.sent().0,
+            data_dropped_pkts: c.data_dropped_pkts,
+            retransmits,
+            fast_retransmits,
+            timeouts,
+            drops_queue: c.drops_queue,
+            drops_random: c.drops_random,
         }
     }
 

@@ -21,7 +21,7 @@ use crate::tcp::Sender;
 
 /// Columns of the per-flow summary table (`summary.rs`), one row per flow and per web transfer
 /// (checked by a test).
-pub const SUMMARY_COLUMNS: f64 = 35.0;
+pub const SUMMARY_COLUMNS: f64 = 37.0;
 /// One flow (a web transfer): the `Flow` and its boxed sender, and what they allocate (the
 /// controller, the scoreboard and receiver's buffers, the host stage, the RTT histogram's buckets,
 /// the name and route). The allocations are the figure measured for a NewReno flow by

@@ -100,8 +100,8 @@ impl Recorder {
         now >= self.measure_start && now < self.measure_end
     }
 
-    /// The summary window opens (`start`) or closes: note each flow's delivered bytes, and each
-    /// link's counts (`Link::open_window`, `Link::close_window`).
+    /// The summary window opens (`start`) or closes: note each flow's delivered bytes and loss
+    /// counters, and each link's counts (`Link::open_window`, `Link::close_window`).
     pub fn window_edge(&self, start: bool, flows: &mut [Flow], links: &mut [Link]) {
         for l in links {
             if start {
@@ -111,11 +111,13 @@ impl Recorder {
             }
         }
         for f in flows {
-            let delivered = f.delivered_bytes();
+            let (delivered, counts) = (f.delivered_bytes(), f.loss_counts());
             if start {
                 f.window.rcv_at_start = delivered;
+                f.window.counts_at_start = counts;
             } else {
                 f.window.rcv_at_end = Some(delivered);
+                f.window.counts_at_end = Some(counts);
             }
         }
     }

@@ -35,6 +35,9 @@ series_table! {
         // ACKs the sender received over the whole run (the receiver's ACK frequency: a per-ACK
         // window increase grows with it). The kernel testbed reads `tcpi_segs_in` less the SYN-ACK.
         acks_received: u64,
+        // Retransmissions, fast retransmits, timeouts, drops and the loss rate: over the summary
+        // window, as the kernel testbed counts them (`ccsim compare` compares like with like); the
+        // whole run's retransmissions and timeouts are `retransmits_run`, `timeouts_run`.
         retransmits: u64,
         fast_retransmits: u64,
         timeouts: u64,
@@ -56,6 +59,8 @@ series_table! {
         owd_max_ms: f64,
         jitter_ms: f64,
         stream_lost_pkts: f64,
+        retransmits_run: u64,
+        timeouts_run: u64,
     }
 }
 
@@ -108,14 +113,13 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             FlowKind::Voip => "voip",
             FlowKind::Web => "web",
         };
-        let (retransmits, fast_retransmits, timeouts, (rtt_min, rtt_max)) = match &f.app {
-            App::Tcp { sender, .. } => {
-                let s = sender.stats();
-                (s.retransmits, s.fast_retransmits, s.timeouts, sender.rtt_range())
-            }
-            App::Finished(done) => (done.stats.retransmits, done.stats.fast_retransmits, done.stats.timeouts, done.rtt_range),
-            App::Stream { .. } | App::Web(_) => (0, 0, 0, (None, None)),
+        let (rtt_min, rtt_max) = match &f.app {
+            App::Tcp { sender, .. } => sender.rtt_range(),
+            App::Finished(done) => done.rtt_range,
+            App::Stream { .. } | App::Web(_) => (None, None),
         };
+        let run = f.loss_counts();
+        let w = f.window.counts_at_end.unwrap_or(run).since(f.window.counts_at_start);
         // Streams: what a VoIP or video application sees at the receiver (NaN for TCP).
         let (owd, jitter_ms, lost) = match &f.app {
             App::Stream { sink, .. } => (Some(&sink.owd_hist), sink.jitter_ns / 1e6, sink.lost() as f64),
@@ -137,12 +141,12 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             delivered,
             sent_pkts,
             c.acks_delivered,
-            retransmits,
-            fast_retransmits,
-            timeouts,
-            c.drops_queue,
-            c.drops_random,
-            if sent_pkts == 0 { 0.0 } else { c.data_dropped_pkts as f64 / sent_pkts as f64 },
+            w.retransmits,
+            w.fast_retransmits,
+            w.timeouts,
+            w.drops_queue,
+            w.drops_random,
+            if w.data_pkts_sent == 0 { 0.0 } else { w.data_dropped_pkts as f64 / w.data_pkts_sent as f64 },
             h.mean() / 1e6,
             p50,
             p95,
@@ -161,6 +165,8 @@ pub(crate) fn flow_summary(flows: &[Flow], measure_start: Time, measure_end: Tim
             owd.map_or(f64::NAN, |h| if h.count() == 0 { f64::NAN } else { h.max() as f64 / 1e6 }),
             jitter_ms,
             lost,
+            run.retransmits,
+            run.timeouts,
         );
     }
     FlowSummary { table: fs.finish(Vec::new()), tcp_goodputs, total_goodput }

@@ -27,6 +27,11 @@ fn tcp_fixture() -> serde_json::Value {
 
 /// One flow with `traffic` on the single-flow path (10 Mbit/s, 40 ms, 84 packets) with `loss`.
 fn run_with(traffic: serde_json::Value, seconds: u64, loss: f64) -> Result<Simulation, SimError> {
+    Simulation::from_json(&run_with_json(traffic, seconds, loss), 1)
+}
+
+/// The resolved document of `run_with`.
+fn run_with_json(traffic: serde_json::Value, seconds: u64, loss: f64) -> String {
     let end = seconds * 1_000_000_000;
     let link = |pkts: u64, loss: f64| json!({"rate_bps": 10_000_000, "delay_ns": 20_000_000,
                                   "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": loss,
@@ -42,7 +47,7 @@ fn run_with(traffic: serde_json::Value, seconds: u64, loss: f64) -> Result<Simul
                    "access_delay": {"kind": "fixed", "delay_ns": 0}, "route": {"kind": "dumbbell", "direction": "forward"},
                    "traffic": traffic}],
     });
-    Simulation::from_json(&scenario.to_string(), 1)
+    scenario.to_string()
 }
 
 #[test]
@@ -236,4 +241,42 @@ fn copied_rows_of_unchanged_flows_are_the_rows_read_in_full() {
             }
         }
     }
+}
+
+/// With a summary window inside the run, the summary's retransmissions, timeouts and drops are
+/// those counted inside the window (the per-interval rows of the window add up to them), as the
+/// kernel testbed counts them, and the whole run's stay in `retransmits_run` and `timeouts_run`.
+#[test]
+fn the_summary_counts_losses_inside_its_window() {
+    let s = 1_000_000_000u64;
+    let traffic = json!({"kind": "tcp", "algorithm": "newreno", "params": {}, "tcp": tcp_fixture(),
+                         "transfer": {"kind": "unlimited"}, "app_rate": {"kind": "unlimited"}});
+    let whole = {
+        let mut sim = run_with(traffic.clone(), 30, 0.01).unwrap();
+        sim.run_until(Time(30 * s)).unwrap();
+        sim.finish().unwrap()
+    };
+    let scenario = {
+        let mut sim_json: serde_json::Value = serde_json::from_str(&run_with_json(traffic, 30, 0.01)).unwrap();
+        sim_json["measure_start_ns"] = json!(10 * s);
+        sim_json["measure_end_ns"] = json!(20 * s);
+        sim_json
+    };
+    let mut sim = Simulation::from_json(&scenario.to_string(), 1).unwrap();
+    sim.run_until(Time(30 * s)).unwrap();
+    let out = sim.finish().unwrap();
+    let (time, retx, timeouts) = (out.flows.f64("time_s"), out.flows.u64("retransmits"), out.flows.u64("timeouts"));
+    let inside = |r: &usize| time[*r] > 10.0 + 1e-9 && time[*r] <= 20.0 + 1e-9;
+    let rows: Vec<usize> = (0..time.len()).filter(inside).collect();
+    assert_eq!(rows.len(), 100);
+    let window_retx: u64 = rows.iter().map(|&r| retx[r]).sum();
+    let window_timeouts: u64 = rows.iter().map(|&r| timeouts[r]).sum();
+    let summary = &out.flow_summary;
+    assert_eq!(summary.u64("retransmits")[0], window_retx);
+    assert_eq!(summary.u64("timeouts")[0], window_timeouts);
+    assert_eq!(summary.u64("retransmits_run")[0], retx.iter().sum::<u64>());
+    assert!(window_retx > 0 && window_retx < summary.u64("retransmits_run")[0], "{window_retx} of {}", summary.u64("retransmits_run")[0]);
+    assert!(summary.u64("drops_random")[0] < whole.flow_summary.u64("drops_random")[0], "random drops counted inside the window only");
+    // Over the whole run, the window and the run agree.
+    assert_eq!(whole.flow_summary.u64("retransmits")[0], whole.flow_summary.u64("retransmits_run")[0]);
 }
