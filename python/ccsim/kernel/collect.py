@@ -173,6 +173,9 @@ def _summaries(m: Measurements, plan: Plan, flows_rows: list[dict[str, Any]], li
             fct_s=math.nan, completed=bool(f.finite_bytes is not None and final.get("bytes_acked", 0) >= f.finite_bytes),
             owd_mean_ms=math.nan, owd_p50_ms=math.nan, owd_p95_ms=math.nan, owd_p99_ms=math.nan, owd_max_ms=math.nan,
             jitter_ms=math.nan, stream_lost_pkts=math.nan,
+            # the whole run's, as the simulator's `retransmits_run`, `timeouts_run`
+            retransmits_run=sum(r["retransmits"] for r in flows_rows if r["flow"] == f.index),
+            timeouts_run=sum(r["timeouts"] for r in flows_rows if r["flow"] == f.index),
         ))
     link_summary = []
     for link, rate in (("bottleneck", plan.rate_bps), ("reverse", plan.reverse_rate_bps)):
