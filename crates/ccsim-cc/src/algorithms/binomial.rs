@@ -48,9 +48,8 @@
 //!   decrease is then floored at 2 pkts (the paper's "not cut down the window by more than the current
 //!   window"); k + l <= -1 is rejected (the paper: λ does not decrease with p).
 
-use crate::algorithms::pert::{reno_loss_ssthresh, HalveFrom};
 use crate::params::{ParamChoice, ParamReader, ParamSpec};
-use crate::reno::RenoIncrease;
+use crate::reno::{loss_ssthresh, HalveFrom, RenoIncrease, RepeatedTimeout};
 use crate::{RecoveryExit, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "binomial";
@@ -306,7 +305,7 @@ impl CongestionControl for Binomial {
                 // Standard timeout (section 3). ns-2 clears first_decrease_ on any slowdown().
                 self.first_decrease = false;
                 self.pending = None;
-                reno_loss_ssthresh(w, loss, HalveFrom::Flight)
+                loss_ssthresh(w, loss, HalveFrom::Flight, RepeatedTimeout::Hold)
             }
             LossKind::FastRetransmit => {
                 let in_slow_start = w.cwnd_bytes < w.ssthresh_bytes;

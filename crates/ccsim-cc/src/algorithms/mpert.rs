@@ -61,9 +61,9 @@
 //!   `ssthresh = w` stays in congestion avoidance.
 
 use crate::algorithms::loss_interval::IntervalEstimator;
-use crate::algorithms::pert::{self, reno_increase_strict, reno_loss_ssthresh, reduced_window, HalveFrom, PertCore};
+use crate::algorithms::pert::{self, reno_increase_strict, reduced_window, PertCore};
 use crate::params::{ParamReader, ParamSpec};
-use crate::reno::RenoIncrease;
+use crate::reno::{loss_ssthresh, HalveFrom, RenoIncrease, RepeatedTimeout};
 use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "mpert";
@@ -275,7 +275,7 @@ impl CongestionControl for MPert {
         }
         self.increase.reset();
         self.frac_bytes = 0.0;
-        reno_loss_ssthresh(w, loss, self.halve_from) // (M7)
+        loss_ssthresh(w, loss, self.halve_from, RepeatedTimeout::Hold) // (M7)
     }
 
     fn metrics(&self, out: &mut Vec<Metric>) {
