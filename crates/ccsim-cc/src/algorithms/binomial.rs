@@ -4,6 +4,9 @@
 //! `docs/algorithms/binomial.md`; reference code ns-2
 //! (hbatmit/ns2.35 `tcp/tcp.cc`: `opencwnd()` case 6 = `windowOption_ 6`, `slowdown()`).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/binomial.bpf.c`, with
+//! `binomial_power.h` for `powf`.
+//!
 //! Generalises AIMD: increase inversely proportional to a power k of the window, decrease
 //! proportional to a power l. TCP-friendly iff k + l = 1 and l <= 1 (Eq. 8); throughput
 //! λ ∝ 1/p^(1/(k+l+1)) (Eq. 7, Eq. 10 for random loss).

@@ -7,6 +7,8 @@
 //! eq. (1). Reference code: FreeBSD `sys/netinet/cc/cc_hd.c` (the module Hayes' experiments ran).
 //! Bibliography keys [Budzisz09], [Hayes10], [FreeBSD-cc] (`docs/bibliography.md`).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/hd.bpf.c`.
+//!
 //! Rules implemented (windows in bytes):
 //! * On every ACK of new data (Fig. 7 "on receipt of each ACK"; FreeBSD: `CC_ACK` only, not dupacks):
 //!   q = RTT − RTTmin from the latest raw per-ACK sample; if q > q_min and the sender is not in loss

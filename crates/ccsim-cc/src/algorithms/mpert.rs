@@ -4,6 +4,8 @@
 //! `docs/bibliography.md`), section II, Fig. 2 (pseudo-code) and Table I. The original Kotla & Reddy
 //! paper ([Kotla08]) was not available; every gap below is a documented choice.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/mpert.bpf.c`.
+//!
 //! mPERT is PERT ([`super::pert`]) that, when the queueing delay suggests loss-based flows share the
 //! bottleneck ("compete" mode), increases faster and backs off less so that it is not starved.
 //!

@@ -5,6 +5,8 @@
 //! and the RTO timer belong to the TCP machine in `ccsim-core`, as in FreeBSD (`cc_newreno.c` vs
 //! `tcp_input.c`) and Linux (`tcp_cong.c` vs `tcp_input.c`).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/newreno.bpf.c`.
+//!
 //! Rules implemented (windows in bytes):
 //! * Slow start and congestion avoidance: RFC 5681 section 3.1 eqs. (2)-(3) with appropriate byte
 //!   counting (RFC 3465, L = 2 by default as FreeBSD), see [`crate::reno`].

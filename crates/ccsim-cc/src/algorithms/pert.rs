@@ -5,6 +5,9 @@
 //! `docs/bibliography.md`): section II, Fig. 1 (the back-off probability) and Table I (parameters);
 //! the choices are listed in `docs/algorithms/pert.md`.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/pert.bpf.c`, with
+//! [`PertCore`] in `pert_core.h`.
+//!
 //! A Reno sender that emulates a RED queue from the end host: on every ACK it estimates the queueing
 //! delay from a heavily smoothed RTT and, with a probability that grows with that delay like RED's
 //! drop probability, reduces its window early, at most once per RTT.
