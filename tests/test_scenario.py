@@ -289,6 +289,10 @@ BAD = [
     ("flow rto order", _set(["flows", 0, "tcp"], {"initial_rto": "100ms"}), "flows[0].tcp.initial_rto", "outside"),
     ("tiny rwnd", _set(["tcp", "rwnd"], "1000B"), "tcp.rwnd", "smaller than one segment"),
     ("run not a table", _set(["run"], 5), "run", "must be a table"),
+    # the engine's types, inside the kind-tagged traffic of the resolved document (issue 31)
+    ("u32 overflow", _set(["tcp", "abc"], 2**63 - 1), "tcp.abc", "expected u32"),
+    ("u32 overflow in a flow", _set(["flows", 0, "tcp"], {"abc": 2**32}), "flows[0].tcp.abc", "expected u32"),
+    ("u32 overflow of a key without alias", _set(["tcp", "dupack_threshold"], 2**32), "tcp.dupack_threshold", "expected u32"),
 ]
 
 
