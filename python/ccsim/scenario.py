@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import importlib
 import json
 import math
 import os
@@ -39,12 +38,13 @@ from pydantic import (
 )
 
 from ccsim import units
+from ccsim.engine import check_scenario, known_algorithms
 from ccsim.errors import ArgumentError, ScenarioError
 from ccsim.profiles import DEFAULT_PROFILE, PROFILE_NAMES, PROFILES
 from ccsim.files import read_toml_text
 from ccsim.resolved_keys import KeyRecord, KeyScope
 
-__all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red", "Tcp", "Flow", "load_scenario", "known_algorithms"]
+__all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red", "Tcp", "Flow", "load_scenario"]
 
 # Defaults that are not plain literals, named once.
 DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
@@ -859,16 +859,6 @@ class Tcp(_Section):
 # [[flows]]
 
 
-@functools.cache
-def known_algorithms() -> tuple[str, ...] | None:
-    """Names registered in the engine, or None when the extension is not importable."""
-    try:
-        core = importlib.import_module("ccsim._core")
-    except ImportError:
-        return None
-    return tuple(a["name"] for a in core.algorithms())
-
-
 def _hop_pair(value: Any) -> Any:
     """``path = [first, last]``: TOML gives a list."""
     if isinstance(value, list):
@@ -1033,7 +1023,8 @@ def _copy_tree(value: Any) -> Any:
 
 class Scenario(_Section):
     """A whole scenario file. Build with :func:`load_scenario`, ``from_toml`` or ``from_dict`` (these
-    raise ScenarioError; plain ``model_validate`` raises pydantic's ValidationError)."""
+    raise ScenarioError and ask the engine too; plain ``model_validate`` raises pydantic's
+    ValidationError and checks the file's rules only)."""
 
     run: Run
     topology: AnyTopology
@@ -1049,7 +1040,8 @@ class Scenario(_Section):
     @model_validator(mode="after")
     def _check_flows(self) -> "Scenario":
         # Spelling rules of the file; the physics and invariants (times inside the run, intervals in
-        # order, paths within the hops, RTO order ...) are the engine's: see check_with_engine.
+        # order, paths within the hops, RTO order ...) are the engine's: from_dict asks it
+        # (engine.check_scenario) once the model is built.
         if self.flow_count > MAX_TOTAL_FLOWS:  # before anything is built per flow
             raise ScenarioError("flows", f"{self.flow_count} flows in all (counts included); the limit is {MAX_TOTAL_FLOWS}")
         names: dict[str, int] = {}
@@ -1082,20 +1074,7 @@ class Scenario(_Section):
                 queue.thresholds(queue.resolved_limit(self.bottleneck_bdp_pkts()))
             except ScenarioError as e:
                 raise e.with_field(f"topology.queue.{e.field}") from None
-        self.check_with_engine()
         return self
-
-    def check_with_engine(self) -> None:
-        """The engine's own check of the resolved document (``_core.validate_resolved``), its error
-        named by the user's key; skipped when the extension is not importable."""
-        try:
-            core = importlib.import_module("ccsim._core")
-        except ImportError:
-            return
-        try:
-            core.validate_resolved(self.resolved_json)
-        except ScenarioError as e:
-            raise e.with_field(self.user_field(e.field)) from None
 
     def user_field(self, engine_field: str) -> str:
         """The key of the file behind a path of the resolved document: ``duration_ns`` ->
@@ -1349,11 +1328,14 @@ class Scenario(_Section):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Scenario":
-        """Validates a parsed document; any problem becomes one ScenarioError naming the key path."""
+        """Validates a parsed document, the file's rules and then the engine's
+        (:func:`ccsim.engine.check_scenario`); any problem becomes one ScenarioError naming the key path."""
         try:
-            return cls.model_validate(data)
+            scenario = cls.model_validate(data)
         except ValidationError as e:
             raise scenario_error_from(e) from None
+        check_scenario(scenario)
+        return scenario
 
 
 def _alias(model: type[BaseModel], name: str) -> str:
