@@ -1,5 +1,6 @@
 """CLI error handling: exit status 2, one line naming the field, nothing written on failure."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,8 @@ BAD_SCENARIOS = [
     ("unknown profile", SINGLE.replace("[tcp]", '[tcp]\nprofile = "freebsd"'), "tcp.profile"),
     ("unknown flow profile", SINGLE + '[flows.tcp]\nprofile = "ns3"\n', "flows[0].tcp.profile"),
     ("bad TOML", SINGLE.replace('duration = "60s"', "duration = "), "bad.toml"),
+    # the engine's type check inside a kind-tagged object of the resolved document (issue 31)
+    ("u32 overflow", re.sub(r"(?m)^abc = \d+", "abc = 9223372036854775807", SINGLE), "tcp.abc"),
 ]
 
 
@@ -42,6 +45,22 @@ def _one_error_line(result) -> str:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: "), lines[0]
     return lines[0]
+
+
+@pytest.mark.parametrize("setting, field", [
+    ("tcp.abc=9223372036854775807", "tcp.abc"),
+    ("flows[0].tcp.abc=4294967296", "flows[0].tcp.abc"),
+    ("tcp.dupack_threshold=4294967296", "tcp.dupack_threshold"),
+])
+def test_an_engine_type_error_names_the_key_set(tmp_path, setting, field):
+    # issue 31: was "flows[0].traffic: invalid value: ... expected u32 at line 1 column 1725"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", str(EXAMPLES / "single_flow.toml"), "--set", setting, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    line = _one_error_line(result)
+    assert line.startswith(f"error: {field}: invalid value: integer "), line
+    assert line.endswith("expected u32"), line
+    assert not out.exists()
 
 
 def test_bad_scenarios_really_differ_from_the_example():

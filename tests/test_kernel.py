@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -89,6 +90,33 @@ algorithm = "newreno"
 
 def test_newreno_has_a_twin():
     assert "newreno" in ported_algorithms()
+
+
+RUST_ALGORITHMS = ROOT / "crates" / "ccsim-cc" / "src" / "algorithms"
+BPF = ROOT / "python" / "ccsim" / "kernel" / "bpf"
+
+
+def _module_doc(path: Path) -> str:
+    """The `//!` doc comment of a Rust file, its lines joined."""
+    return " ".join(line[3:].strip() for line in path.read_text().splitlines() if line.startswith("//!"))
+
+
+def test_each_rust_algorithm_module_and_its_bpf_twin_name_each_other():
+    # an algorithm's twin is <name>.bpf.c, named by its Rust module, which it names back
+    for name in ported_algorithms():
+        assert f"python/ccsim/kernel/bpf/{name}.bpf.c" in _module_doc(RUST_ALGORITHMS / f"{name}.rs"), name
+        assert f"crates/ccsim-cc/src/algorithms/{name}.rs" in (BPF / f"{name}.bpf.c").read_text(), name
+    # every module (helpers too) names the twin files it has, each existing and naming the module back,
+    # or says it has none
+    for path in sorted(RUST_ALGORITHMS.glob("*.rs")):
+        if path.name == "mod.rs":
+            continue
+        doc = _module_doc(path)
+        twins = {m for m in re.findall(r"`(?:python/ccsim/kernel/bpf/)?(\w+\.(?:bpf\.c|h))`", doc)}
+        assert twins or "No BPF twin" in doc, f"{path.name}: names no BPF twin"
+        for twin in twins:
+            assert (BPF / twin).is_file(), f"{path.name} names {twin}, which does not exist"
+            assert path.name in (BPF / twin).read_text(), f"{twin} does not name {path.name}"
 
 
 @pytest.mark.parametrize(

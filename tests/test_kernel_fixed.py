@@ -121,6 +121,29 @@ def test_fractional_window_accumulates_below_a_byte(fixed):
     assert fixed(("frac_add", 10_000, 3 * Q16 + 1, 0)) == [10_003]
 
 
+# -- reno_loss.h against loss_ssthresh in crates/ccsim-cc/src/reno.rs ---------------------------------
+
+FLIGHT, CWND, PIPE = 0, 1, 2   # Rust HalveFrom
+HOLD, RECOMPUTE = 0, 1         # Rust RepeatedTimeout
+UNSET = 2**64 - 1              # ssthresh "arbitrarily high"
+
+
+def test_reno_loss_rule_matches_the_rust_unit_tests(fixed):
+    # reno.rs loss_halves_the_chosen_amount_with_a_floor_of_two_segments: cwnd 11 500, FlightSize
+    # 18 000, pipe 16 000, MSS 1000, a fast retransmit (backoff 0)
+    fr = [("reno_loss", h, HOLD, 11_500, UNSET, 1000, 0, 18_000, 16_000) for h in (FLIGHT, PIPE, CWND)]
+    floor = [("reno_loss", CWND, HOLD, 3_000, UNSET, 1000, 0, 3_000, 3_000),
+             ("reno_loss", FLIGHT, HOLD, 11_500, UNSET, 1000, 0, 3_000, 3_000)]
+    assert fixed(*fr, *floor) == [9_000, 8_000, 5_000, 2_000, 2_000]
+    # a_repeated_timeout_holds_or_recomputes_as_asked: cwnd 1 MSS, ssthresh 9 MSS after a first expiry
+    held = [("reno_loss", h, HOLD, 1000, 9000, 1000, 2, 4000, 4000) for h in (FLIGHT, CWND, PIPE)]
+    other = [("reno_loss", CWND, RECOMPUTE, 1000, 9000, 1000, 2, 4000, 4000),
+             ("reno_loss", FLIGHT, RECOMPUTE, 1000, 9000, 1000, 2, 4000, 4000),
+             ("reno_loss", FLIGHT, HOLD, 1000, 9000, 1000, 1, 4000, 4000),
+             ("reno_loss", FLIGHT, HOLD, 1000, UNSET, 1000, 2, 4000, 4000)]
+    assert fixed(*held, *other) == [9000, 9000, 9000, 2000, 2000, 2000, 2000]
+
+
 # -- delay_probability.h against crates/ccsim-cc/src/algorithms/delay_probability.rs ----------------
 
 def _two_region(q: float, q_max: float, q_min: float, q_th: float, p_max: float) -> float:

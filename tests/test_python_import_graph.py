@@ -180,3 +180,34 @@ def test_the_reason_check_sees_a_bare_local_import():
         "    import numpy  # lazy: start-up time\n"
     )
     assert function_local_imports_without_reason(source) == [(8, "from ccsim import result")]
+
+
+# -- the one door to the compiled engine ------------------------------------------------------------
+
+EXTENSION = "ccsim._core"
+
+
+def imports_the_extension(name: str, source: str, is_package: bool = False) -> bool:
+    """The module ``name`` imports ``ccsim._core`` (in any of the ways the graph sees)."""
+    return EXTENSION in imported_modules(name, source, set(module_files()) | {EXTENSION}, is_package)
+
+
+def test_only_the_engine_module_imports_the_extension():
+    # ccsim.engine is the one door to ccsim._core (load_core, known_algorithms, check_scenario,
+    # build_simulation, built_revision); another module asks it instead of importing the extension
+    doors = sorted(name for name, path in module_files().items()
+                   if imports_the_extension(name, path.read_text(encoding="utf-8"), path.name == "__init__.py"))
+    assert doors == ["ccsim.engine"], f"modules importing {EXTENSION} besides ccsim.engine: {doors}"
+
+
+def test_the_door_check_sees_every_kind_of_import_of_the_extension():
+    for source in (
+        "import ccsim._core\n",
+        "from ccsim._core import GIT_REVISION\n",
+        "from ccsim import _core\n",
+        "def f():\n    from . import _core  # lazy: optional\n",
+        "from ._core import validate_resolved\n",
+        "import importlib\nimportlib.import_module('ccsim._core')\n",
+    ):
+        assert imports_the_extension("ccsim.x", source), source
+    assert not imports_the_extension("ccsim.x", "import ccsim.engine\nx = 'ccsim._core'  # ccsim._core\n")

@@ -289,6 +289,10 @@ BAD = [
     ("flow rto order", _set(["flows", 0, "tcp"], {"initial_rto": "100ms"}), "flows[0].tcp.initial_rto", "outside"),
     ("tiny rwnd", _set(["tcp", "rwnd"], "1000B"), "tcp.rwnd", "smaller than one segment"),
     ("run not a table", _set(["run"], 5), "run", "must be a table"),
+    # the engine's types, inside the kind-tagged traffic of the resolved document (issue 31)
+    ("u32 overflow", _set(["tcp", "abc"], 2**63 - 1), "tcp.abc", "expected u32"),
+    ("u32 overflow in a flow", _set(["flows", 0, "tcp"], {"abc": 2**32}), "flows[0].tcp.abc", "expected u32"),
+    ("u32 overflow of a key without alias", _set(["tcp", "dupack_threshold"], 2**32), "tcp.dupack_threshold", "expected u32"),
 ]
 
 
@@ -362,6 +366,134 @@ def test_models_are_immutable():
     scenario = Scenario.from_toml(SINGLE)
     with pytest.raises(Exception):
         scenario.run.duration_ns = 1
+
+
+# --- the user's key behind a resolved path ---------------------------------------------------------
+
+RICH = """
+[run]
+duration = "10s"
+measure = ["1s", "9s"]
+[topology]
+bottleneck_rate = "10Mbit"
+bottleneck_delay = "10ms"
+queue = { kind = "red", limit = "50pkt", mean_pkt_size = "1000B" }
+loss = [["0s", 0.0], ["2s", 0.01], ["5s", 0.0]]
+reverse_loss = [["0s", 0.0], ["3s", 0.02]]
+access_queue = "100pkt"
+[tcp]
+profile = "linux"
+mss = "1000B"
+[[flows]]
+count = 3
+algorithm = "hd"
+params = { p_max = 0.1 }
+tcp = { sack = false, slow_start = false }
+start = { uniform = ["0s", "1s"] }
+access_delay = "5ms"
+[[flows]]
+kind = "web"
+algorithm = "newreno"
+params = { halve_from = "cwnd" }
+arrival_rate = 2.0
+size_mean = "20kB"
+[[flows]]
+kind = "cbr"
+rate = "1Mbit"
+[[flows]]
+kind = "voip"
+talk_spurts = true
+count = 2
+active = [["1s", "2s"], ["3s", "4s"]]
+[[flows]]
+algorithm = "newreno"
+bytes = "1MB"
+rate_limit = "2Mbit"
+direction = "reverse"
+"""
+
+
+def _resolved_paths(node, prefix=""):
+    """Every path of a resolved document (tables, arrays and values)."""
+    if prefix:
+        yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _resolved_paths(v, f"{prefix}.{k}" if prefix else k)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _resolved_paths(v, f"{prefix}[{i}]")
+
+
+def _names_a_key_of_the_file(sc: Scenario, key: str) -> bool:
+    """``key`` is a key the scenario file can hold: a table, or a key of it (an index after it allowed)."""
+    from ccsim.scenario import Flow, Hop, ParkingLot, Run, Tcp, Topology
+
+    def keys(model):
+        return {info.alias or name for name, info in model.model_fields.items()}
+
+    parts = [p.split("[")[0] for p in key.split(".")]
+    if parts[0] == "flows" and key.startswith("flows["):
+        i = int(key[len("flows["):key.index("]")])
+        rest = parts[1:]
+        return i < len(sc.flows) and (not rest or rest[0] in keys(Flow)) and (
+            len(rest) < 2 or (rest[0] == "tcp" and rest[1] in keys(Tcp)) or rest[0] == "params")
+    table = {"run": Run, "tcp": Tcp, "topology": type(sc.topology)}.get(parts[0])
+    if table is None:
+        return key == "flows"
+    if len(parts) == 1:
+        return True
+    if table is ParkingLot and parts[1] == "hops" and len(parts) > 2:
+        return parts[2] in keys(Hop)
+    return parts[1] in keys(table)
+
+
+@pytest.mark.parametrize("source", [RICH, EXAMPLES / "parking_lot.toml", THREE], ids=["rich", "parking_lot", "three"])
+def test_every_path_of_the_resolved_document_names_a_key_of_the_file(source):
+    sc = load_scenario(source)
+    unnamed = [(path, sc.user_field(path)) for path in _resolved_paths(sc.resolve())
+               if path != "ccsim_resolved" and not _names_a_key_of_the_file(sc, sc.user_field(path))]
+    assert not unnamed, unnamed
+
+
+def test_a_resolved_path_is_named_by_the_key_that_wrote_it():
+    sc = load_scenario(RICH)  # engine flows: 0-2 of flows[0], 3 web, 4 cbr, 5-6 voip, 7 the last
+    cases = {
+        "measure_end_ns": "run.measure",
+        "topology.bottleneck.rate_bps": "topology.bottleneck_rate",
+        "topology.bottleneck.queue.mean_pkt_bytes": "topology.queue.mean_pkt_size",
+        "topology.bottleneck.queue.limit.pkts": "topology.queue.limit.pkts",
+        "topology.bottleneck.loss_changes[1].at_ns": "topology.loss[2]",
+        "topology.reverse.loss_changes[0].loss_rate": "topology.reverse_loss[1]",
+        "topology.reverse_access_queue.limit": "topology.access_queue.limit",
+        "flows[2].traffic.tcp.sack": "flows[0].tcp.sack",
+        "flows[2].traffic.tcp.initial_ssthresh.kind": "flows[0].tcp.slow_start",  # folded into it
+        "flows[2].traffic.tcp.mss_bytes": "tcp.mss",
+        "flows[1].access_delay.delay_ns": "flows[0].access_delay",
+        "flows[0].start_spread_ns": "flows[0].start",
+        "flows[3].traffic.params.halve_from": "flows[1].params.halve_from",
+        "flows[3].traffic.size_mean_bytes": "flows[1].size_mean",
+        "flows[4].traffic.rate_bps": "flows[2].rate",
+        "flows[6].intervals[1].stop_ns": "flows[3].active[1]",
+        "flows[6].traffic.pattern.mean_off_ns": "flows[3].mean_off",
+        "flows[7].intervals[0].stop_ns": "flows[4].stop",
+        "flows[7].traffic.transfer.bytes": "flows[4].bytes",
+        "flows[7].traffic.app_rate.rate_bps": "flows[4].rate_limit",
+        "flows[7].route.direction": "flows[4].direction",
+        "flows": "flows",
+        "not.written": "not.written",
+    }
+    assert {path: sc.user_field(path) for path in cases} == cases
+    lot = load_scenario(EXAMPLES / "parking_lot.toml")
+    assert lot.user_field("topology.reverse_hops[1].delay_ns") == "topology.hops[1].delay"
+    assert lot.user_field("flows[0].route.last_hop") == "flows[0].path"
+
+
+def test_a_copy_names_keys_by_its_own_flows():
+    sc = load_scenario(RICH)
+    assert sc.user_field("flows[3].traffic.arrival_rate") == "flows[1].arrival_rate"
+    fewer = sc.model_copy(update={"flows": sc.flows[1:]})
+    assert fewer.user_field("flows[0].traffic.arrival_rate") == "flows[0].arrival_rate"
 
 
 # --- the error classes ------------------------------------------------------------------------------

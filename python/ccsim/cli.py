@@ -29,9 +29,9 @@ from rich.table import Table
 
 from ccsim._version import __version__
 from ccsim.budget import DEFAULT_BUDGET, Budget, Estimate, check, estimate_simulation, format_bytes
-from ccsim.engine import algorithms, build_simulation
+from ccsim.engine import algorithms, build_simulation, known_algorithms
 from ccsim.errors import ArgumentError, CcsimError, ResourceError
-from ccsim.scenario import Scenario, known_algorithms, read_scenario_text
+from ccsim.scenario import Scenario, read_scenario_text
 from ccsim.lean_imports import import_pyarrow_without_numpy
 from ccsim.outdir import check_output_dir, is_owned, record_files
 from ccsim.precision import fmt_percentile

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim._version import __version__, installed_version
-from ccsim.engine import algorithms
+from ccsim.engine import algorithms, built_revision
 from ccsim.errors import CcsimError
 from ccsim.files import read_record
 from ccsim.lean_imports import Refuse
@@ -296,15 +296,7 @@ def _environment() -> dict[str, Any]:
 def git_revision() -> str | None:
     """The commit of the ccsim source tree this code runs from (``-dirty`` if modified); for an
     installed wheel (no source tree), the commit built into the extension; else None."""
-    return _source_tree_revision() or _built_revision()
-
-
-def _built_revision() -> str | None:
-    try:
-        from ccsim._core import GIT_REVISION as revision  # lazy: the extension may be absent (pure-Python use)
-    except ImportError:  # no extension, or one built before the revision was built in
-        return None
-    return revision if isinstance(revision, str) and revision else None
+    return _source_tree_revision() or built_revision()
 
 
 @functools.cache

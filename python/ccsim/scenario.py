@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import difflib
 import functools
-import importlib
 import json
 import math
 import os
-import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterable, Literal, Union
@@ -40,11 +38,13 @@ from pydantic import (
 )
 
 from ccsim import units
+from ccsim.engine import check_scenario, known_algorithms
 from ccsim.errors import ArgumentError, ScenarioError
 from ccsim.profiles import DEFAULT_PROFILE, PROFILE_NAMES, PROFILES
 from ccsim.files import read_toml_text
+from ccsim.resolved_keys import KeyRecord, KeyScope
 
-__all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red", "Tcp", "Flow", "load_scenario", "known_algorithms"]
+__all__ = ["Scenario", "Run", "Topology", "ParkingLot", "Hop", "DropTail", "Red", "Tcp", "Flow", "load_scenario"]
 
 # Defaults that are not plain literals, named once.
 DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
@@ -195,6 +195,24 @@ def resolve_loss(value: "float | list[tuple[int, float]] | None") -> dict[str, A
     if isinstance(value, list):
         return {"loss_rate": value[0][1], "loss_changes": [{"at_ns": at, "loss_rate": p} for at, p in value[1:]]}
     return {"loss_rate": value, "loss_changes": []}
+
+
+def _note_link(keys: KeyScope, rate: str, delay: str, queue: str, loss: str, value: Any) -> None:
+    """Notes a resolved link (in ``keys``, its scope) as coming from the user's keys ``rate``,
+    ``delay``, ``queue`` (a table whose keys are the user's own but ``mean_pkt_bytes``) and ``loss``
+    (change k of ``loss_changes`` is step k + 1 of the file's schedule ``value``)."""
+    keys.note("rate_bps", rate)
+    keys.note("delay_ns", delay)
+    _note_queue(keys, "queue", queue)
+    keys.note("loss_rate", loss)
+    keys.note("loss_changes", loss)
+    for k in range(len(value) - 1 if isinstance(value, list) else 0):
+        keys.note(f"loss_changes[{k}]", f"{loss}[{k + 1}]")
+
+
+def _note_queue(keys: KeyScope, resolved: str, user_key: str) -> None:
+    keys.note(resolved, user_key, same_below=True)
+    keys.note(f"{resolved}.mean_pkt_bytes", f"{user_key}.mean_pkt_size")
 
 
 # Random loss on a link: constant, or a step schedule over time.
@@ -560,8 +578,18 @@ class Topology(_Section):
     def hop_count(self) -> None:
         return None
 
-    def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
+    def resolve(self, bdp_pkts: float | None = None, keys: KeyScope | None = None) -> dict[str, Any]:
+        """The resolved topology; with ``keys``, each resolved path noted with the key behind it."""
         reverse_queue = self.reverse_queue or DropTail(limit=f"{DEFAULT_REVERSE_QUEUE_PKTS}pkt")
+        if keys is not None:
+            keys.note("kind", "topology.kind")
+            keys.note("bottleneck", "topology")
+            keys.note("reverse", "topology")
+            _note_link(keys.below("bottleneck"), "topology.bottleneck_rate", "topology.bottleneck_delay", "topology.queue",
+                       "topology.loss", self.loss_rate)
+            _note_link(keys.below("reverse"), "topology.reverse_rate", "topology.reverse_delay", "topology.reverse_queue",
+                       "topology.reverse_loss", self.reverse_loss_rate)
+            _note_access(keys)
         return {
             "kind": self.kind,
             "bottleneck": {
@@ -579,6 +607,12 @@ class Topology(_Section):
             "access_rate_bps": self.access_rate_bps,
             **_resolve_access_queues(self.access_queue),
         }
+
+
+def _note_access(keys: KeyScope) -> None:
+    keys.note("access_rate_bps", "topology.access_rate")
+    _note_queue(keys, "access_queue", "topology.access_queue")
+    _note_queue(keys, "reverse_access_queue", "topology.access_queue")
 
 
 def _resolve_access_queues(queue: "DropTail | Red | None") -> dict[str, Any]:
@@ -652,7 +686,20 @@ class ParkingLot(_Section):
     def hop_count(self) -> int:
         return len(self.hops)
 
-    def resolve(self, bdp_pkts: float | None = None) -> dict[str, Any]:
+    def resolve(self, bdp_pkts: float | None = None, keys: KeyScope | None = None) -> dict[str, Any]:
+        """The resolved topology; with ``keys``, each resolved path noted with the key behind it. A
+        reverse hop is derived from its forward hop, whose keys name it."""
+        if keys is not None:
+            keys.note("kind", "topology.kind")
+            keys.note("hops", "topology.hops")
+            keys.note("reverse_hops", "topology.hops")
+            for k, hop in enumerate(self.hops):
+                user = f"topology.hops[{k}]"
+                keys.note(f"hops[{k}]", user)
+                keys.note(f"reverse_hops[{k}]", user)
+                _note_link(keys.below(f"hops[{k}]"), f"{user}.rate", f"{user}.delay", f"{user}.queue", f"{user}.loss", hop.loss_rate)
+                _note_link(keys.below(f"reverse_hops[{k}]"), f"{user}.rate", f"{user}.delay", f"{user}.queue", f"{user}.loss", None)
+            _note_access(keys)
         return {
             "kind": "parking_lot",
             "hops": [h.resolve() for h in self.hops],
@@ -810,16 +857,6 @@ class Tcp(_Section):
 
 # ---------------------------------------------------------------------------------------------------
 # [[flows]]
-
-
-@functools.cache
-def known_algorithms() -> tuple[str, ...] | None:
-    """Names registered in the engine, or None when the extension is not importable."""
-    try:
-        core = importlib.import_module("ccsim._core")
-    except ImportError:
-        return None
-    return tuple(a["name"] for a in core.algorithms())
 
 
 def _hop_pair(value: Any) -> Any:
@@ -986,7 +1023,8 @@ def _copy_tree(value: Any) -> Any:
 
 class Scenario(_Section):
     """A whole scenario file. Build with :func:`load_scenario`, ``from_toml`` or ``from_dict`` (these
-    raise ScenarioError; plain ``model_validate`` raises pydantic's ValidationError)."""
+    raise ScenarioError and ask the engine too; plain ``model_validate`` raises pydantic's
+    ValidationError and checks the file's rules only)."""
 
     run: Run
     topology: AnyTopology
@@ -1002,7 +1040,8 @@ class Scenario(_Section):
     @model_validator(mode="after")
     def _check_flows(self) -> "Scenario":
         # Spelling rules of the file; the physics and invariants (times inside the run, intervals in
-        # order, paths within the hops, RTO order ...) are the engine's: see check_with_engine.
+        # order, paths within the hops, RTO order ...) are the engine's: from_dict asks it
+        # (engine.check_scenario) once the model is built.
         if self.flow_count > MAX_TOTAL_FLOWS:  # before anything is built per flow
             raise ScenarioError("flows", f"{self.flow_count} flows in all (counts included); the limit is {MAX_TOTAL_FLOWS}")
         names: dict[str, int] = {}
@@ -1035,73 +1074,21 @@ class Scenario(_Section):
                 queue.thresholds(queue.resolved_limit(self.bottleneck_bdp_pkts()))
             except ScenarioError as e:
                 raise e.with_field(f"topology.queue.{e.field}") from None
-        self.check_with_engine()
         return self
-
-    def check_with_engine(self) -> None:
-        """The engine's own check of the resolved document (``_core.validate_resolved``), its error
-        named by the user's key; skipped when the extension is not importable."""
-        try:
-            core = importlib.import_module("ccsim._core")
-        except ImportError:
-            return
-        try:
-            core.validate_resolved(self.resolved_json)
-        except ScenarioError as e:
-            raise e.with_field(self.user_field(e.field)) from None
 
     def user_field(self, engine_field: str) -> str:
         """The key of the file behind a path of the resolved document: ``duration_ns`` ->
         ``run.duration``, ``flows[3].intervals[0].start_ns`` -> ``flows[1].active[0]`` (or
-        ``flows[1].start``), ``topology.bottleneck.rate_bps`` -> ``topology.bottleneck_rate``."""
-        run_keys = {"duration_ns": "run.duration", "sample_interval_ns": "run.sample_interval",
-                    "measure_start_ns": "run.measure", "measure_end_ns": "run.measure"}
-        if engine_field in run_keys:
-            return run_keys[engine_field]
-        m = re.fullmatch(r"topology\.(bottleneck|reverse|(?:reverse_)?hops\[(\d+)\])\.(\w+)(.*)", engine_field)
-        if m:
-            link, hop, key, rest = m.groups()
-            rest = rest.replace(".mean_pkt_bytes", ".mean_pkt_size")
-            if key == "loss_changes":  # change k is step k + 1 of the file's schedule
-                step = re.match(r"\[(\d+)\]", rest)
-                key, rest = "loss_rate", f"[{int(step.group(1)) + 1}]" if step else ""
-            if hop is not None:  # a reverse hop is derived from its forward hop
-                short = {"rate_bps": "rate", "delay_ns": "delay", "loss_rate": "loss"}.get(key, key)
-                return f"topology.hops[{hop}].{short}{rest}"
-            keys = _DUMBBELL_KEYS[link]
-            return f"topology.{keys.get(key, key)}{rest}"
-        if engine_field == "topology.access_rate_bps":
-            return "topology.access_rate"
-        if m := re.fullmatch(r"topology\.(?:reverse_)?access_queue(.*)", engine_field):
-            return "topology.access_queue" + m.group(1).replace(".mean_pkt_bytes", ".mean_pkt_size")
-        m = re.fullmatch(r"flows\[(\d+)\]\.(.*)", engine_field)
-        if not m:
-            return engine_field
-        j, rest = int(m.group(1)), m.group(2)
-        i = 0
-        while i < len(self.flows) - 1 and j >= self.flows[i].count:
-            j -= self.flows[i].count
-            i += 1
-        flow, where = self.flows[i], f"flows[{i}]"
-        if m := re.fullmatch(r"intervals\[(\d+)\]\.(start|stop)_ns", rest):
-            return f"{where}.active[{m.group(1)}]" if flow.active_ns is not None else f"{where}.{m.group(2)}"
-        if rest.startswith("intervals"):
-            return f"{where}.active" if flow.active_ns is not None else f"{where}.start"
-        if rest == "start_spread_ns":
-            return f"{where}.start"
-        if rest.startswith("traffic.app_rate"):
-            return f"{where}.rate_limit"
-        if rest == "route":
-            return f"{where}.path" if self.topology.hop_count is not None else f"{where}.direction"
-        if rest.startswith("traffic.tcp."):
-            key = rest.removeprefix("traffic.tcp.").split(".")[0]
-            alias = _alias(Tcp, key) if key in Tcp.model_fields else key
-            return f"{where}.tcp.{alias}" if key in flow.tcp.model_fields_set else f"tcp.{alias}"
-        if rest.startswith("traffic.params."):
-            return f"{where}.{rest.removeprefix('traffic.')}"
-        key = rest.rsplit(".", 1)[-1]
-        key = {"header_bytes": "stream_header_bytes", "bytes": "transfer_bytes"}.get(key, key)
-        return f"{where}.{_alias(Flow, key) if key in Flow.model_fields else key}"
+        ``flows[1].start``), ``topology.bottleneck.rate_bps`` -> ``topology.bottleneck_rate``, as
+        :meth:`_resolve` noted it while writing the document; the path itself if nothing wrote it."""
+        return self._key_record.user_key(engine_field)
+
+    @functools.cached_property
+    def _key_record(self) -> KeyRecord:
+        # Made on the first error only: a run that goes well never needs it.
+        record = KeyRecord()
+        self._resolve(copies=False, keys=record)
+        return record
 
     def bottleneck_bdp_pkts(self) -> float | None:
         """The dumbbell bottleneck's bandwidth-delay product in packets (what ``'1bdp'`` means):
@@ -1161,6 +1148,7 @@ class Scenario(_Section):
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Scenario":
         copied = super().model_copy(update=update, deep=deep)
         copied.__dict__.pop("resolved_json", None)  # other fields: resolved anew
+        copied.__dict__.pop("_key_record", None)
         return copied
 
     def resolve(self) -> dict[str, Any]:
@@ -1168,14 +1156,23 @@ class Scenario(_Section):
         default written out, no nulls; ``_core.validate_resolved`` checks it."""
         return self._resolve(copies=True)
 
-    def _resolve(self, copies: bool) -> dict[str, Any]:
+    def _resolve(self, copies: bool, keys: KeyRecord | None = None) -> dict[str, Any]:
         """:meth:`resolve`; without ``copies`` the flows of one ``count`` share their nested tables
-        (``intervals``, ``traffic``): for a document only encoded, never changed."""
+        (``intervals``, ``traffic``): for a document only encoded, never changed. With ``keys``, each
+        path written is noted there with the key of the file behind it (:meth:`user_field`)."""
         fresh = _copy_tree if copies else (lambda value: value)
         run = self.run
         hops = self.topology.hop_count
         flows = []
+        if keys is not None:
+            top = keys.scope()
+            top.note("duration_ns", "run.duration")
+            top.note("sample_interval_ns", "run.sample_interval")
+            top.note("measure_start_ns", "run.measure")
+            top.note("measure_end_ns", "run.measure")
         for i, flow in enumerate(self.flows):
+            if keys is not None:
+                self._note_flow(keys.entry(len(flows)), i, flow)
             spread = 0
             if flow.active_ns is not None:
                 intervals = [{"start_ns": a, "stop_ns": b} for a, b in flow.active_ns]
@@ -1211,9 +1208,57 @@ class Scenario(_Section):
             "sample_interval_ns": run.sample_interval_ns,
             "measure_start_ns": run.measure_start_ns,
             "measure_end_ns": run.measure_end_ns,
-            "topology": self.topology.resolve(self.bottleneck_bdp_pkts()),
+            "topology": self.topology.resolve(self.bottleneck_bdp_pkts(), None if keys is None else keys.scope("topology")),
             "flows": flows,
         }
+
+    def _note_flow(self, keys: KeyScope, i: int, flow: "Flow") -> None:
+        """Notes the paths :meth:`_resolve` writes for each flow of ``flows[i]`` (relative to one
+        flow) with the keys behind them."""
+        where = f"flows[{i}]"
+        keys.note("name", f"{where}.name")
+        if flow.active_ns is not None:
+            keys.note("intervals", f"{where}.active")
+            for n in range(len(flow.active_ns)):
+                keys.note(f"intervals[{n}]", f"{where}.active[{n}]")
+        else:
+            keys.note("intervals", f"{where}.start")
+            keys.note("intervals[0].start_ns", f"{where}.start")
+            keys.note("intervals[0].stop_ns", f"{where}.stop")
+        keys.note("start_spread_ns", f"{where}.start")
+        keys.note("access_delay", f"{where}.access_delay")
+        keys.note("route", f"{where}.path" if self.topology.hop_count is not None else f"{where}.direction")
+        keys.note("traffic", where)
+        traffic = keys.below("traffic")
+        traffic.note("kind", f"{where}.kind")
+        if flow.kind in ("tcp", "web"):
+            traffic.note("algorithm", f"{where}.algorithm")
+            traffic.note("params", f"{where}.params", same_below=True)
+            flow_sets_tcp = bool(flow.tcp.model_fields_set)
+            traffic.note("tcp", f"{where}.tcp" if flow_sets_tcp else "tcp")
+            for name, info in Tcp.model_fields.items():
+                # initial_ssthresh is also written by slow_start (Tcp.resolve folds it in)
+                given = ("initial_ssthresh", "slow_start") if name == "initial_ssthresh" else (name,)
+                table = flow.tcp if any(g in flow.tcp.model_fields_set for g in given) else self.tcp
+                key = next((g for g in given if g in table.model_fields_set), name)
+                user = f"{where}.tcp" if table is flow.tcp else "tcp"
+                traffic.note(f"tcp.{name}", f"{user}.{_alias(Tcp, key)}")
+            if flow.kind == "tcp":
+                traffic.note("transfer", f"{where}.bytes")
+                traffic.note("app_rate", f"{where}.rate_limit")
+            else:
+                for name in WEB_KEYS:
+                    traffic.note(name, f"{where}.{_alias(Flow, name)}")
+            return
+        traffic.note("payload_bytes", f"{where}.payload")
+        traffic.note("header_bytes", f"{where}.header")
+        if flow.kind == "cbr":
+            traffic.note("rate_bps", f"{where}.rate")
+        else:
+            traffic.note("interval_ns", f"{where}.interval")
+            traffic.note("pattern", f"{where}.talk_spurts")
+            traffic.note("pattern.mean_on_ns", f"{where}.mean_on")
+            traffic.note("pattern.mean_off_ns", f"{where}.mean_off")
 
     def _resolve_traffic(self, flow: "Flow") -> dict[str, Any]:
         """What ``flow`` carries, each kind with exactly its own fields, defaults written out."""
@@ -1283,11 +1328,14 @@ class Scenario(_Section):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Scenario":
-        """Validates a parsed document; any problem becomes one ScenarioError naming the key path."""
+        """Validates a parsed document, the file's rules and then the engine's
+        (:func:`ccsim.engine.check_scenario`); any problem becomes one ScenarioError naming the key path."""
         try:
-            return cls.model_validate(data)
+            scenario = cls.model_validate(data)
         except ValidationError as e:
             raise scenario_error_from(e) from None
+        check_scenario(scenario)
+        return scenario
 
 
 def _alias(model: type[BaseModel], name: str) -> str:

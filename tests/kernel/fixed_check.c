@@ -7,6 +7,7 @@
 #include "ccsim_fixed.h"
 #include "delay_probability.h"
 #include "htcp_increase.h"
+#include "reno_loss.h"
 #if __has_include("westwood_filter.h")
 #include "westwood_filter.h"
 #endif
@@ -23,11 +24,12 @@
 int main(void)
 {
 	char fn[64];
-	unsigned long long a[4];
+	unsigned long long a[8];
 	char line[512];
 
 	while (fgets(line, sizeof line, stdin)) {
-		int n = sscanf(line, "%63s %llu %llu %llu %llu", fn, &a[0], &a[1], &a[2], &a[3]);
+		int n = sscanf(line, "%63s %llu %llu %llu %llu %llu %llu %llu %llu", fn, &a[0], &a[1], &a[2], &a[3],
+			       &a[4], &a[5], &a[6], &a[7]);
 		unsigned long long r = 0;
 
 		if (n < 1)
@@ -53,6 +55,10 @@ int main(void)
 			/* a[0] cwnd, a[1] ssthresh, a[2] counted bytes, a[3] 1 = Linux's rule */
 			__u64 cwnd = a[0], left = cc_slow_start_step(&cwnd, a[1], a[2], a[3]);
 			r = !strcmp(fn, "slow_start_cwnd") ? cwnd : left;
+		} else if (!strcmp(fn, "reno_loss")) {
+			/* halve_from, repeated timeout rule, cwnd, ssthresh, mss, timeout backoff (0 = fast
+			 * retransmit), FlightSize, pipe */
+			r = reno_loss_ssthresh_bytes(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
 		} else if (!strcmp(fn, "frac_add")) {
 			/* a[0] cwnd, then two increments a[1], a[2] in Q16 */
 			struct frac_cwnd f = {};

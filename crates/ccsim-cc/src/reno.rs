@@ -1,8 +1,64 @@
-//! The Reno window increase shared by NewReno and every algorithm that inherits it (HD, CHD, PERT,
-//! TCP Limit's base, ...): slow start and congestion avoidance of RFC 5681, with appropriate byte
-//! counting (RFC 3465) as FreeBSD does it (`tcp_do_rfc3465 = 1`, `abc_l_var = 2`).
+//! The Reno window rules shared by NewReno and every algorithm that inherits them:
+//! * the increase (NewReno, HD, CHD, PERT, mPERT, TCP Limit's base, ...): slow start and congestion
+//!   avoidance of RFC 5681, with appropriate byte counting (RFC 3465) as FreeBSD does it
+//!   (`tcp_do_rfc3465 = 1`, `abc_l_var = 2`), [`RenoIncrease`];
+//! * the loss rule (NewReno, HD, PERT, mPERT, binomial's timeout): ssthresh = half of FlightSize, cwnd
+//!   or the pipe ([`HalveFrom`]) with a floor of two segments, and what a repeated timeout does
+//!   ([`RepeatedTimeout`]), [`loss_ssthresh`].
+//!
+//! BPF twins: `python/ccsim/kernel/bpf/reno_increase.h` and `reno_loss.h`.
 
-use crate::{AckSample, SlowStartRule, Window};
+use crate::{half_cwnd_segments, half_window, AckSample, LossEvent, LossKind, SlowStartRule, Window};
+
+crate::param_choice! {
+    /// What a loss halves (`halve_from`): FlightSize (RFC 5681 eq. (4), RFC 6675 step 4.2), cwnd
+    /// (FreeBSD `cc_newreno`, Linux `tcp_reno_ssthresh`) or the RFC 6675 pipe (ns-3: its
+    /// `TcpSocketBase::EnterRecovery` hands `GetSsThresh` the pipe after marking the first
+    /// unacknowledged segment lost, about FlightSize less the SACKed segments and the lost ones).
+    pub enum HalveFrom { Flight = "flight", Cwnd = "cwnd", Pipe = "pipe" }
+}
+
+impl HalveFrom {
+    /// The amount a loss halves.
+    pub fn bytes(self, w: &Window, loss: &LossEvent) -> u64 {
+        match self {
+            HalveFrom::Flight => loss.bytes_in_flight,
+            HalveFrom::Cwnd => w.cwnd_bytes,
+            HalveFrom::Pipe => loss.pipe_bytes,
+        }
+    }
+}
+
+/// What a later expiry of the retransmission timer for the same segment (`backoff > 1`) does to
+/// ssthresh. The algorithms differ here on purpose (each file's doc comment says which it follows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RepeatedTimeout {
+    /// RFC 5681 section 3.1: ssthresh is "held constant" (Linux `tcp_enter_loss` likewise computes
+    /// it only on the first expiry, `icsk_ca_state < TCP_CA_Loss`).
+    Hold,
+    /// FreeBSD: `tcp_timer_rexmt` calls `cc_cong_signal(CC_RTO)` (`sys/netinet/tcp_input.c`) at every
+    /// expiry, which recomputes ssthresh from cwnd: 2 segments once cwnd is 1 segment.
+    Recompute,
+}
+
+/// The Reno loss rule: the new ssthresh after a fast retransmit or a timeout. Half of the
+/// [`HalveFrom`] amount with a floor of two segments (RFC 5681 eq. (4)), cwnd halved in whole
+/// segments ([`half_cwnd_segments`], FreeBSD and Linux); on a repeated timeout under
+/// [`RepeatedTimeout::Hold`] the current ssthresh, unless it is still "arbitrarily high" (no loss yet
+/// fixed it: the machine's first expiry always does, so this only guards a window built by hand).
+pub fn loss_ssthresh(w: &Window, loss: &LossEvent, halve_from: HalveFrom, repeated: RepeatedTimeout) -> u64 {
+    if repeated == RepeatedTimeout::Hold && w.ssthresh_bytes != u64::MAX {
+        if let LossKind::Timeout { backoff } = loss.kind {
+            if backoff > 1 {
+                return w.ssthresh_bytes;
+            }
+        }
+    }
+    match halve_from {
+        HalveFrom::Cwnd => half_cwnd_segments(w.cwnd_bytes, w.mss_bytes),
+        other => half_window(other.bytes(w, loss), w.mss_bytes),
+    }
+}
 
 /// Byte-counting state for congestion avoidance (FreeBSD `t_bytes_acked`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,5 +165,38 @@ mod tests {
         inc.on_ack(&mut w, &ack(2 * MSS), 2);
         assert_eq!(w.cwnd_bytes, 11 * MSS);
         assert_eq!(inc.bytes_acked_in_ca, 0);
+    }
+
+    fn loss(kind: LossKind, flight: u64, pipe: u64) -> LossEvent {
+        LossEvent { now: crate::Time::ZERO, kind, bytes_in_flight: flight, pipe_bytes: pipe, min_rtt: None, srtt: None }
+    }
+
+    #[test]
+    fn loss_halves_the_chosen_amount_with_a_floor_of_two_segments() {
+        let w = window(11_500, u64::MAX, SlowStartRule::Freebsd);
+        let fr = loss(LossKind::FastRetransmit, 18_000, 16_000);
+        let hold = RepeatedTimeout::Hold;
+        assert_eq!(loss_ssthresh(&w, &fr, HalveFrom::Flight, hold), 9_000);
+        assert_eq!(loss_ssthresh(&w, &fr, HalveFrom::Pipe, hold), 8_000);
+        assert_eq!(loss_ssthresh(&w, &fr, HalveFrom::Cwnd, hold), 5_000, "11.5 segments -> 5 whole segments");
+        let small = loss(LossKind::FastRetransmit, 3_000, 3_000);
+        assert_eq!(loss_ssthresh(&window(3_000, u64::MAX, SlowStartRule::Freebsd), &small, HalveFrom::Cwnd, hold), 2 * MSS);
+        assert_eq!(loss_ssthresh(&w, &small, HalveFrom::Flight, hold), 2 * MSS);
+    }
+
+    #[test]
+    fn a_repeated_timeout_holds_or_recomputes_as_asked() {
+        // After a first expiry set ssthresh to 9 segments and cwnd to one segment.
+        let w = window(MSS, 9 * MSS, SlowStartRule::Freebsd);
+        let first = loss(LossKind::Timeout { backoff: 1 }, 4 * MSS, 4 * MSS);
+        let again = loss(LossKind::Timeout { backoff: 2 }, 4 * MSS, 4 * MSS);
+        for h in [HalveFrom::Flight, HalveFrom::Cwnd, HalveFrom::Pipe] {
+            assert_eq!(loss_ssthresh(&w, &again, h, RepeatedTimeout::Hold), 9 * MSS, "RFC 5681 3.1 ({h:?})");
+        }
+        assert_eq!(loss_ssthresh(&w, &again, HalveFrom::Cwnd, RepeatedTimeout::Recompute), 2 * MSS, "FreeBSD: 1 MSS halved, floor 2");
+        assert_eq!(loss_ssthresh(&w, &again, HalveFrom::Flight, RepeatedTimeout::Recompute), 2 * MSS);
+        assert_eq!(loss_ssthresh(&w, &first, HalveFrom::Flight, RepeatedTimeout::Hold), 2 * MSS, "a first expiry is computed");
+        let unset = window(MSS, u64::MAX, SlowStartRule::Freebsd);
+        assert_eq!(loss_ssthresh(&unset, &again, HalveFrom::Flight, RepeatedTimeout::Hold), 2 * MSS, "no finite ssthresh to hold");
     }
 }

@@ -3,20 +3,60 @@
 //! the current resolved format (docs/resolved-scenario.md); `Simulation::from_json` checks them, and
 //! the tests in `sim/cost.rs` build them, so a change of the format that they miss fails a test.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::scenario::TcpConfig;
 
-/// The front end's `freebsd9` TCP settings (`python/ccsim/profiles.py`), written out.
+/// The front end's TCP profiles, the one table of their values (`python/ccsim/profiles.py` reads the
+/// same file).
+const PROFILES_TOML: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/ccsim/profiles.toml"));
+
+/// Profile `name`'s TCP settings as the resolved document holds them: its knobs, its name, and the
+/// unlimited initial ssthresh every profile starts with. Panics on a profile the file does not have.
+pub fn tcp_profile(name: &str) -> Value {
+    let mut tcp = profile_knobs(PROFILES_TOML, name);
+    assert!(!tcp.is_empty(), "no profile [{name}] in python/ccsim/profiles.toml");
+    tcp.insert("profile".into(), Value::from(name));
+    tcp.insert("initial_ssthresh".into(), json!({"kind": "unlimited"}));
+    Value::Object(tcp)
+}
+
+/// The front end's `freebsd9` TCP settings, written out.
 pub fn tcp_freebsd9() -> Value {
-    json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "initial_ssthresh": {"kind": "unlimited"},
-           "sack": true, "delayed_ack": true, "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2,
-           "min_rto_ns": 200_000_000u64, "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64,
-           "rwnd_bytes": 64u64 << 20, "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
-           "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
-           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675", "slow_start_rule": "freebsd",
-           "recovery_window": "rfc6675", "delayed_ack_rule": "rfc5681", "loss_detection": "dupack",
-           "partial_ack_rto": "every", "send_jitter_ns": 125_000u64})
+    tcp_profile("freebsd9")
+}
+
+/// The `key = value` lines of table `[name]` of `text`, in the TOML the profiles file keeps to
+/// (integers with `_`, `true`/`false`, strings without escapes, `#` comments); anything else panics,
+/// naming the line, so the file cannot hold what one of its two readers would read differently.
+fn profile_knobs(text: &str, name: &str) -> Map<String, Value> {
+    let mut knobs = Map::new();
+    let mut table = None;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.split_once('#').map_or(raw, |(code, _)| code).trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            table = Some(header.strip_suffix(']').unwrap_or_else(|| refuse(n, raw)).trim());
+            continue;
+        }
+        let (key, value) = line.split_once('=').unwrap_or_else(|| refuse(n, raw));
+        let value = value.trim();
+        let value = match value {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+                Some(text) if !text.contains(['"', '\\']) => Value::from(text),
+                Some(_) => refuse(n, raw),
+                None => Value::from(value.replace('_', "").parse::<u64>().unwrap_or_else(|_| refuse(n, raw))),
+            },
+        };
+        if table == Some(name) {
+            knobs.insert(key.trim().to_string(), value);
+        }
+    }
+    knobs
 }
 
 /// The same settings as the engine's `TcpConfig`, without send jitter: for tests that drive a
@@ -69,4 +109,36 @@ pub fn dumbbell(rate_bps: u64, delay_ns: u64, queue_pkts: u64, duration_ns: u64,
                      "reverse_access_queue": {"kind": "droptail", "limit": {"pkts": 1000}}},
         "flows": flows,
     })
+}
+
+fn refuse<T>(line_index: usize, raw: &str) -> T {
+    panic!("python/ccsim/profiles.toml line {}: not in the TOML its readers share: {raw}", line_index + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_of_the_front_end_is_a_tcp_config() {
+        // deny_unknown_fields and every field required: a knob missing from a table, one the engine
+        // does not know, or a value the reader took wrongly fails here
+        for name in ["freebsd9", "linux", "ns2"] {
+            let config: TcpConfig = serde_json::from_value(tcp_profile(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(config.profile, name);
+        }
+        let bsd = tcp_profile("freebsd9");
+        assert_eq!((bsd["mss_bytes"].as_u64(), bsd["rwnd_bytes"].as_u64()), (Some(1448), Some(64 << 20)));
+        assert_eq!(tcp_profile("ns2")["sack_recovery"], "ns2_sack1");
+    }
+
+    #[test]
+    fn the_reader_takes_the_shared_toml_and_refuses_the_rest() {
+        let text = "# c\n[a]\nx = 1_000 # ms\ny = true\nz = \"s\"\n[b]\nx = 2\n";
+        assert_eq!(Value::Object(profile_knobs(text, "a")), json!({"x": 1000, "y": true, "z": "s"}));
+        assert_eq!(Value::Object(profile_knobs(text, "b")), json!({"x": 2}));
+        for bad in ["[a]\nx = 0x10", "[a]\nx = 1.5", "[a]\nx = \"a\\\\b\"", "[a]\nx", "[a\nx = 1"] {
+            assert!(std::panic::catch_unwind(|| profile_knobs(bad, "a")).is_err(), "{bad}");
+        }
+    }
 }

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SimError;
 
+mod error_path;
+
 /// The version of the document this engine reads (`ccsim_resolved`); bumped on any change of meaning.
 pub const RESOLVED_FORMAT: u32 = 3;
 
@@ -465,7 +467,9 @@ pub fn resolved_schema_json() -> String {
 
 impl Scenario {
     /// Parses a resolved document; a missing, unknown or mistyped field is a `SimError::Scenario`
-    /// naming its path (`flows[0].traffic.tcp.sack`).
+    /// naming its path (`flows[0].traffic.tcp.sack`), also inside a `kind`-tagged object, where
+    /// serde alone stops at the object (`error_path`). The reason carries no line and column: the
+    /// path says where.
     pub fn from_json(text: &str) -> Result<Scenario, SimError> {
         if let Ok(scenario) = serde_json::from_str::<Scenario>(text) {
             return scenario.check_format();
@@ -473,10 +477,20 @@ impl Scenario {
         let de = &mut serde_json::Deserializer::from_str(text);
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
+            let inner = e.into_inner();
+            let reason = if inner.line() > 0 {
+                let text = inner.to_string();
+                let at = format!(" at line {} column {}", inner.line(), inner.column());
+                text.strip_suffix(&at).map_or(text.clone(), str::to_string)
+            } else {
+                inner.to_string()
+            };
+            if let Some(field) = error_path::locate(text, &path, &reason) {
+                return SimError::scenario(field, reason);
+            }
             // serde names a missing or unknown key in backticks: append it to the path.
-            let key = if inner.starts_with("missing field") || inner.starts_with("unknown field") {
-                inner.split('`').nth(1).map(|k| k.to_string())
+            let key = if reason.starts_with("missing field") || reason.starts_with("unknown field") {
+                reason.split('`').nth(1).map(|k| k.to_string())
             } else {
                 None
             };
@@ -486,7 +500,7 @@ impl Scenario {
                 (p, Some(k)) => format!("{p}.{k}"),
                 (p, None) => p.to_string(),
             };
-            SimError::scenario(field, inner)
+            SimError::scenario(field, reason)
         })?;
         scenario.check_format()
     }

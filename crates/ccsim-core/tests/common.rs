@@ -1,6 +1,6 @@
 //! Shared helpers for the whole-run tests: scenarios built in code. Tests write compact specs;
-//! `complete` writes them out as the complete resolved document the engine reads (the fixture values
-//! below are the front end's defaults, repeated here only as test data).
+//! `complete` writes them out as the complete resolved document the engine reads (the TCP settings
+//! are the front end's `freebsd9` profile, from `ccsim_core::fixtures`).
 #![allow(dead_code)]
 
 use ccsim_core::{RunOutput, Scenario, Simulation};
@@ -31,17 +31,10 @@ pub fn with_flows(mut s: Value, flows: Vec<Value>) -> Value {
     s
 }
 
+/// The front end's `freebsd9` TCP settings without send jitter (`ccsim_core::fixtures::tcp_config`,
+/// read from `python/ccsim/profiles.toml`).
 pub fn tcp_config() -> Value {
-    json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "sack": true, "delayed_ack": true,
-           "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2, "min_rto_ns": 200_000_000u64,
-           "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
-           "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
-           "initial_ssthresh": {"kind": "unlimited"},
-           "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
-           "ssthresh_whole_packets": false, "sack_recovery": "rfc6675",
-           "slow_start_rule": "freebsd", "recovery_window": "rfc6675",
-           "delayed_ack_rule": "rfc5681", "loss_detection": "dupack",
-           "partial_ack_rto": "every", "send_jitter_ns": 0})
+    serde_json::to_value(ccsim_core::fixtures::tcp_config()).expect("TcpConfig serialises")
 }
 
 /// The uncongested reverse of a link: same rate and delay, 10 000 packets, no loss.

@@ -33,10 +33,10 @@ fn a_document_with_a_field_left_out_is_refused_naming_it() {
         (&["topology", "reverse"][..], "topology.reverse"),
         (&["topology", "access_queue"][..], "topology.access_queue"),
         (&["topology", "reverse_access_queue"][..], "topology.reverse_access_queue"),
-        // Inside a `kind`-tagged object serde reports the path up to that object, then the key.
-        (&["topology", "bottleneck", "loss_rate"][..], "topology.loss_rate"),
+        // inside `kind`-tagged objects (serde alone stops at the object: scenario/error_path.rs)
+        (&["topology", "bottleneck", "loss_rate"][..], "topology.bottleneck.loss_rate"),
         (&["flows", "0", "name"][..], "flows[0].name"),
-        (&["flows", "0", "traffic", "tcp", "sack"][..], "flows[0].traffic.sack"),
+        (&["flows", "0", "traffic", "tcp", "sack"][..], "flows[0].traffic.tcp.sack"),
         (&["flows", "0", "traffic", "transfer"][..], "flows[0].traffic.transfer"),
         (&["flows", "0", "traffic", "params"][..], "flows[0].traffic.params"),
     ] {
@@ -57,13 +57,52 @@ fn a_document_with_a_field_left_out_is_refused_naming_it() {
 fn an_unknown_field_or_format_version_is_refused() {
     let mut doc = single();
     doc["flows"][0]["traffic"]["tcp"]["sack_permitted"] = Value::Bool(true);
-    assert_eq!(refused(&doc), "flows[0].traffic.sack_permitted");
+    assert_eq!(refused(&doc), "flows[0].traffic.tcp.sack_permitted");
     let mut doc = single();
     doc["ccsim_resolved"] = Value::from(ccsim_core::scenario::RESOLVED_FORMAT + 1);
     assert_eq!(refused(&doc), "ccsim_resolved");
     let mut doc = single();
     doc["flows"][0]["traffic"]["tcp"] = Value::Null;
-    assert_eq!(refused(&doc), "flows[0].traffic");
+    assert_eq!(refused(&doc), "flows[0].traffic.tcp");
+}
+
+/// Refused naming `field`, the reason without the document's line and column.
+fn refused_with_reason(doc: &Value) -> (String, String) {
+    match Scenario::from_json(&doc.to_string()) {
+        Err(SimError::Scenario { field, reason }) => (field, reason),
+        other => panic!("not a scenario error: {other:?}"),
+    }
+}
+
+#[test]
+fn a_mistyped_value_inside_a_kind_tagged_object_is_named_by_its_own_path() {
+    // issue 31: `tcp.abc = 2^63 - 1` was "flows[0].traffic: invalid value ... expected u32"
+    let cases: Vec<(&[&str], Value, &str)> = vec![
+        (&["flows", "0", "traffic", "tcp", "abc_limit"], Value::from(i64::MAX), "flows[0].traffic.tcp.abc_limit"),
+        (&["flows", "0", "traffic", "tcp", "sack"], Value::from(3), "flows[0].traffic.tcp.sack"),
+        (&["flows", "0", "traffic", "tcp", "sack"], Value::from("yes"), "flows[0].traffic.tcp.sack"),
+        (&["flows", "0", "traffic", "tcp", "initial_ssthresh", "kind"], Value::from("zzz"), "flows[0].traffic.tcp.initial_ssthresh.kind"),
+        (&["flows", "0", "traffic", "tcp", "rto_estimator"], Value::from("nope"), "flows[0].traffic.tcp.rto_estimator"),
+        (&["flows", "0", "traffic", "transfer", "kind"], Value::from("some"), "flows[0].traffic.transfer.kind"),
+        (&["topology", "bottleneck", "rate_bps"], Value::from(-1), "topology.bottleneck.rate_bps"),
+        (&["topology", "bottleneck", "queue", "limit", "pkts"], Value::from(-1), "topology.bottleneck.queue.limit.pkts"),
+        (&["topology", "reverse", "delay_ns"], Value::from(1.5), "topology.reverse.delay_ns"),
+        (&["duration_ns"], Value::from(-1), "duration_ns"),
+    ];
+    for (path, value, field) in cases {
+        let mut doc = single();
+        let mut node = &mut doc;
+        for key in path {
+            node = match key.parse::<usize>() {
+                Ok(i) => &mut node[i],
+                Err(_) => &mut node[*key],
+            };
+        }
+        *node = value.clone();
+        let (got, reason) = refused_with_reason(&doc);
+        assert_eq!(got, field, "{path:?} = {value}: {reason}");
+        assert!(!reason.contains("line 1"), "{reason}");
+    }
 }
 
 #[test]

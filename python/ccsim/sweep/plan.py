@@ -32,10 +32,10 @@ import tomli_w
 
 from ccsim._version import __version__
 from ccsim.budget import DEFAULT_BUDGET, Budget, check, check_sweep_size, estimate_simulation
-from ccsim.engine import build_simulation
+from ccsim.engine import build_simulation, known_algorithms
 from ccsim.errors import ScenarioError
 from ccsim.files import inside, read_text_limited
-from ccsim.scenario import Scenario, known_algorithms
+from ccsim.scenario import Scenario
 
 __all__ = ["SweepPlan", "SweepPoint", "SweepRun", "SEED_RULE", "parse_path", "apply_override"]
 

@@ -4,6 +4,9 @@
 //! `docs/algorithms/binomial.md`; reference code ns-2
 //! (hbatmit/ns2.35 `tcp/tcp.cc`: `opencwnd()` case 6 = `windowOption_ 6`, `slowdown()`).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/binomial.bpf.c`, with
+//! `binomial_power.h` for `powf`.
+//!
 //! Generalises AIMD: increase inversely proportional to a power k of the window, decrease
 //! proportional to a power l. TCP-friendly iff k + l = 1 and l <= 1 (Eq. 8); throughput
 //! λ ∝ 1/p^(1/(k+l+1)) (Eq. 7, Eq. 10 for random loss).
@@ -48,9 +51,8 @@
 //!   decrease is then floored at 2 pkts (the paper's "not cut down the window by more than the current
 //!   window"); k + l <= -1 is rejected (the paper: λ does not decrease with p).
 
-use crate::algorithms::pert::{reno_loss_ssthresh, HalveFrom};
 use crate::params::{ParamChoice, ParamReader, ParamSpec};
-use crate::reno::RenoIncrease;
+use crate::reno::{loss_ssthresh, HalveFrom, RenoIncrease, RepeatedTimeout};
 use crate::{RecoveryExit, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "binomial";
@@ -306,7 +308,7 @@ impl CongestionControl for Binomial {
                 // Standard timeout (section 3). ns-2 clears first_decrease_ on any slowdown().
                 self.first_decrease = false;
                 self.pending = None;
-                reno_loss_ssthresh(w, loss, HalveFrom::Flight)
+                loss_ssthresh(w, loss, HalveFrom::Flight, RepeatedTimeout::Hold)
             }
             LossKind::FastRetransmit => {
                 let in_slow_start = w.cwnd_bytes < w.ssthresh_bytes;

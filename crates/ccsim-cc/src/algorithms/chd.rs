@@ -7,6 +7,8 @@
 //! `sys/netinet/cc/cc_chd.c` (FreeBSD 9, the code the paper's experiments ran), with the h_ertt
 //! marked-packet round. Bibliography keys [Hayes10], [FreeBSD-cc] (`docs/bibliography.md`).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/chd.bpf.c`.
+//!
 //! Rules implemented (windows in bytes, FreeBSD order of operations):
 //! * **Round (eq. 2).** At the end of each marked-packet round (`on_round`; the decision is taken in
 //!   the `on_ack` of the same ACK, where FreeBSD's `chd_ack_received` takes it):

@@ -4,6 +4,8 @@
 //! ([Leith07] in `docs/bibliography.md`), Algorithm 1 and eqs. (1)-(7). No public code exists (the
 //! authors' Linux 2.6.17 module was not found); the choices are listed in `docs/algorithms/delay_aimd.md`.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/delay_aimd.bpf.c`.
+//!
 //! Per ACK carrying an RTT sample `RTT` (Algorithm 1, line numbers in brackets; windows in packets in
 //! the paper, bytes here):
 //! * [2] `RTTmin = min(RTT, RTTmin)`.

@@ -5,6 +5,8 @@
 //! delay"); Hayes & Armitage, "Improved coexistence and loss tolerance for delay based TCP congestion
 //! control" (LCN 2010), Fig. 1 and eq. (1)/(2). Keys [Budzisz09], [Hayes10] in `docs/bibliography.md`.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/delay_probability.h`.
+//!
 //! ```text
 //! g(q) = 0                                   q <= q_min
 //!      = p_max (q - q_min) / (q_th - q_min)   q_min < q < q_th      region A, rising

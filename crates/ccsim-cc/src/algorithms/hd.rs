@@ -7,6 +7,8 @@
 //! eq. (1). Reference code: FreeBSD `sys/netinet/cc/cc_hd.c` (the module Hayes' experiments ran).
 //! Bibliography keys [Budzisz09], [Hayes10], [FreeBSD-cc] (`docs/bibliography.md`).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/hd.bpf.c`.
+//!
 //! Rules implemented (windows in bytes):
 //! * On every ACK of new data (Fig. 7 "on receipt of each ACK"; FreeBSD: `CC_ACK` only, not dupacks):
 //!   q = RTT − RTTmin from the latest raw per-ACK sample; if q > q_min and the sender is not in loss
@@ -57,10 +59,9 @@
 use std::time::Duration;
 
 use super::delay_probability::{millis_f64, quantise_to_ticks, TwoRegion};
-use super::newreno::HalveFrom;
 use crate::params::{ParamReader, ParamSpec};
-use crate::reno::RenoIncrease;
-use crate::{half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
+use crate::reno::{loss_ssthresh, HalveFrom, RenoIncrease, RepeatedTimeout};
+use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, Metric, ParamMap, Rng, Window};
 
 pub const NAME: &str = "hd";
 
@@ -138,6 +139,9 @@ pub struct Hd {
     signal: DelaySignal,
     tick: Duration,
     halve_from: HalveFrom,
+    /// FreeBSD NewReno's recomputation at every expiry with `halve_from = cwnd`, the RFC's hold
+    /// otherwise (see "Loss halving" above).
+    repeated_timeout: RepeatedTimeout,
     abc_limit: u32,
     increase: RenoIncrease,
     rng: Rng,
@@ -161,13 +165,15 @@ impl Hd {
         let (q_min, q_th) = super::delay_probability::read_thresholds(&p)?;
         let mss = init.mss_bytes.max(1);
         let w0_bytes = (p.f64("w0_pkts") * mss as f64).ceil().min(u64::MAX as f64) as u64;
+        let halve_from: HalveFrom = p.choice("halve_from");
         Ok(Hd {
             g: TwoRegion { q_min, q_th, p_max: p.f64("p_max") },
             q_max_floor: p.millis("q_max_floor_ms"),
             w0_bytes,
             signal: p.choice("delay_signal"),
             tick: p.millis("rtt_tick_ms"),
-            halve_from: p.choice("halve_from"),
+            halve_from,
+            repeated_timeout: if halve_from == HalveFrom::Cwnd { RepeatedTimeout::Recompute } else { RepeatedTimeout::Hold },
             abc_limit: init.abc_limit_segments,
             increase: RenoIncrease::default(),
             rng: init.rng.clone(),
@@ -249,18 +255,7 @@ impl CongestionControl for Hd {
     fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64 {
         self.increase.reset();
         self.loss_backoffs += 1;
-        let mss = w.mss_bytes;
-        if self.halve_from == HalveFrom::Cwnd {
-            // FreeBSD NewReno (cong_signal CC_NDUPACK, and the CC_RTO wrapper on every expiry).
-            (w.cwnd_bytes / mss / 2).max(2).saturating_mul(mss)
-        } else {
-            if let LossKind::Timeout { backoff } = loss.kind {
-                if backoff > 1 {
-                    return w.ssthresh_bytes; // RFC 5681 3.1, as ccsim's newreno
-                }
-            }
-            half_window(self.halve_from.bytes(w, loss), mss)
-        }
+        loss_ssthresh(w, loss, self.halve_from, self.repeated_timeout)
     }
 
     fn metrics(&self, out: &mut Vec<Metric>) {
@@ -546,6 +541,8 @@ mod tests {
         s.w.cwnd_bytes = 3 * MSS;
         assert_eq!(s.loss_timeout(3 * MSS, 1), 2 * MSS, "floor 2 MSS");
         assert_eq!(s.w.cwnd_bytes, MSS);
+        s.w.ssthresh_bytes = 9 * MSS;
+        assert_eq!(s.loss_timeout(MSS, 2), 2 * MSS, "FreeBSD recomputes from cwnd = 1 MSS at a repeated expiry");
         let mut f = hd(&[("halve_from", ParamValue::Text("flight".into()))]);
         in_ca(&mut f, 21);
         assert_eq!(f.loss_fast_retransmit(15 * MSS), 7_500, "RFC 5681 FlightSize/2");

@@ -7,6 +7,8 @@
 //! `cc_htcp.c` consulted for the differences listed below. Keys [Leith04], [HTCP-draft], [Linux-htcp] in
 //! `docs/bibliography.md`.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/htcp.bpf.c`.
+//!
 //! Rules implemented (windows in bytes, the paper's in packets):
 //! * **Increase** (congestion avoidance), per ACK: `w += α · MSS · counted / w`, i.e. α segments per
 //!   window of bytes acked, `counted` = ABC-limited bytes (see [`super::htcp_increase::counted_bytes`]).

@@ -4,6 +4,8 @@
 //! draft-leith-tcp-htcp; restated as eq. (2) of Leith et al., "Delay-based AIMD congestion control"
 //! (2007). With Δ the time since the last congestion event (backoff) and Δ_L = 1 s:
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/htcp_increase.h`.
+//!
 //! ```text
 //! α_raw(Δ) = 1                                   Δ <= Δ_L
 //!          = 1 + 10 (Δ − Δ_L) + ((Δ − Δ_L)/2)²    Δ >  Δ_L          (Δ in seconds)

@@ -6,6 +6,8 @@
 //! packets, with weights w_0..w_7 = 1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2 (RFC 5348 section 5.4, the most
 //! recent interval weighted 1).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/loss_interval.h`.
+//!
 //! Rules implemented (RFC 5348 section 5.4, with k = number of closed intervals, k <= n):
 //! * I_0 is the open interval: packets since the most recent event; I_1 .. I_k the closed intervals,
 //!   most recent first.

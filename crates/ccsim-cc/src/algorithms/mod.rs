@@ -1,4 +1,6 @@
-//! One module per algorithm. Register a new one in `registry.rs` (`builtin_algorithms!`).
+//! One module per algorithm. Register a new one in `registry.rs` (`builtin_algorithms!`). Each module's
+//! doc comment names its BPF twin in `python/ccsim/kernel/bpf/` when it has one, and the twin names the
+//! module (`tests/test_kernel.py` checks both).
 
 pub mod newreno;
 pub mod loss_interval;

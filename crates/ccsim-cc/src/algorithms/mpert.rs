@@ -4,6 +4,8 @@
 //! `docs/bibliography.md`), section II, Fig. 2 (pseudo-code) and Table I. The original Kotla & Reddy
 //! paper ([Kotla08]) was not available; every gap below is a documented choice.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/mpert.bpf.c`.
+//!
 //! mPERT is PERT ([`super::pert`]) that, when the queueing delay suggests loss-based flows share the
 //! bottleneck ("compete" mode), increases faster and backs off less so that it is not starved.
 //!
@@ -61,9 +63,9 @@
 //!   `ssthresh = w` stays in congestion avoidance.
 
 use crate::algorithms::loss_interval::IntervalEstimator;
-use crate::algorithms::pert::{self, reno_increase_strict, reno_loss_ssthresh, reduced_window, HalveFrom, PertCore};
+use crate::algorithms::pert::{self, reno_increase_strict, reduced_window, PertCore};
 use crate::params::{ParamReader, ParamSpec};
-use crate::reno::RenoIncrease;
+use crate::reno::{loss_ssthresh, HalveFrom, RenoIncrease, RepeatedTimeout};
 use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
 
 pub const NAME: &str = "mpert";
@@ -275,7 +277,7 @@ impl CongestionControl for MPert {
         }
         self.increase.reset();
         self.frac_bytes = 0.0;
-        reno_loss_ssthresh(w, loss, self.halve_from) // (M7)
+        loss_ssthresh(w, loss, self.halve_from, RepeatedTimeout::Hold) // (M7)
     }
 
     fn metrics(&self, out: &mut Vec<Metric>) {

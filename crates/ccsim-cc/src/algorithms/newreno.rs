@@ -5,6 +5,8 @@
 //! and the RTO timer belong to the TCP machine in `ccsim-core`, as in FreeBSD (`cc_newreno.c` vs
 //! `tcp_input.c`) and Linux (`tcp_cong.c` vs `tcp_input.c`).
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/newreno.bpf.c`.
+//!
 //! Rules implemented (windows in bytes):
 //! * Slow start and congestion avoidance: RFC 5681 section 3.1 eqs. (2)-(3) with appropriate byte
 //!   counting (RFC 3465, L = 2 by default as FreeBSD), see [`crate::reno`].
@@ -27,8 +29,8 @@
 //!   scenario's `tcp.abc = 0` to get per-ACK counting.
 
 use crate::params::{ParamReader, ParamSpec};
-use crate::reno::RenoIncrease;
-use crate::{half_cwnd_segments, half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Window};
+use crate::reno::{loss_ssthresh, HalveFrom, RenoIncrease, RepeatedTimeout};
+use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, Metric, ParamMap, Window};
 
 pub const NAME: &str = "newreno";
 
@@ -38,25 +40,6 @@ pub fn params() -> Vec<ParamSpec> {
         HalveFrom::Flight,
         "quantity halved at a loss: FlightSize (RFC 5681), cwnd (FreeBSD cc_newreno) or the SACK pipe (ns-3)",
     )]
-}
-
-crate::param_choice! {
-    /// What a loss halves (`halve_from`): FlightSize (RFC 5681 eq. (4), RFC 6675 step 4.2), cwnd
-    /// (FreeBSD `cc_newreno`, Linux `tcp_reno_ssthresh`) or the RFC 6675 pipe (ns-3: its
-    /// `TcpSocketBase::EnterRecovery` hands `GetSsThresh` the pipe after marking the first
-    /// unacknowledged segment lost, about FlightSize less the SACKed segments and the lost ones).
-    pub enum HalveFrom { Flight = "flight", Cwnd = "cwnd", Pipe = "pipe" }
-}
-
-impl HalveFrom {
-    /// The amount a loss halves.
-    pub fn bytes(self, w: &Window, loss: &LossEvent) -> u64 {
-        match self {
-            HalveFrom::Flight => loss.bytes_in_flight,
-            HalveFrom::Cwnd => w.cwnd_bytes,
-            HalveFrom::Pipe => loss.pipe_bytes,
-        }
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -85,15 +68,8 @@ impl CongestionControl for NewReno {
 
     fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64 {
         self.increase.reset();
-        if let LossKind::Timeout { backoff } = loss.kind {
-            if backoff > 1 {
-                return w.ssthresh_bytes; // RFC 5681 3.1: held constant on repeated timeouts
-            }
-        }
-        match self.halve_from {
-            HalveFrom::Cwnd => half_cwnd_segments(w.cwnd_bytes, w.mss_bytes),
-            other => half_window(other.bytes(w, loss), w.mss_bytes),
-        }
+        // RFC 5681 3.1: held constant on repeated timeouts, whatever `halve_from` halves.
+        loss_ssthresh(w, loss, self.halve_from, RepeatedTimeout::Hold)
     }
 
     fn metrics(&self, out: &mut Vec<Metric>) {

@@ -5,6 +5,9 @@
 //! `docs/bibliography.md`): section II, Fig. 1 (the back-off probability) and Table I (parameters);
 //! the choices are listed in `docs/algorithms/pert.md`.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/pert.bpf.c`, with
+//! [`PertCore`] in `pert_core.h`.
+//!
 //! A Reno sender that emulates a RED queue from the end host: on every ACK it estimates the queueing
 //! delay from a heavily smoothed RTT and, with a probability that grows with that delay like RED's
 //! drop probability, reduces its window early, at most once per RTT.
@@ -52,10 +55,9 @@
 
 use std::time::Duration;
 
-pub use super::newreno::HalveFrom;
 use crate::params::{ParamReader, ParamSpec};
-use crate::reno::RenoIncrease;
-use crate::{half_cwnd_segments, half_window, AckSample, CcError, CcInit, CongestionControl, LossEvent, LossKind, Metric, ParamMap, Rng, Window};
+use crate::reno::{loss_ssthresh, HalveFrom, RenoIncrease, RepeatedTimeout};
+use crate::{AckSample, CcError, CcInit, CongestionControl, LossEvent, Metric, ParamMap, Rng, Window};
 
 pub const NAME: &str = "pert";
 
@@ -314,20 +316,6 @@ pub(crate) fn reno_increase_strict(inc: &mut RenoIncrease, w: &mut Window, ack: 
     }
 }
 
-/// (P6) Standard Reno loss response (as `newreno`): half of FlightSize (or cwnd), floor 2 MSS, held
-/// constant on repeated timeouts (RFC 5681 section 3.1).
-pub(crate) fn reno_loss_ssthresh(w: &Window, loss: &LossEvent, halve_from: HalveFrom) -> u64 {
-    if let LossKind::Timeout { backoff } = loss.kind {
-        if backoff > 1 && w.ssthresh_bytes != u64::MAX {
-            return w.ssthresh_bytes;
-        }
-    }
-    match halve_from {
-        HalveFrom::Cwnd => half_cwnd_segments(w.cwnd_bytes, w.mss_bytes),
-        other => half_window(other.bytes(w, loss), w.mss_bytes),
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct Pert {
     core: PertCore,
@@ -371,7 +359,7 @@ impl CongestionControl for Pert {
 
     fn ssthresh_after_loss(&mut self, w: &Window, loss: &LossEvent) -> u64 {
         self.increase.reset();
-        reno_loss_ssthresh(w, loss, self.halve_from) // (P6)
+        loss_ssthresh(w, loss, self.halve_from, RepeatedTimeout::Hold) // (P6)
     }
 
     fn metrics(&self, out: &mut Vec<Metric>) {

@@ -4,6 +4,10 @@
 //! stream ([Mascolo01], [Grieco04], [Wang02], [Nemeth07] in `docs/bibliography.md`). Rates are `f64` bytes per second; time is the
 //! simulated clock passed in with each ACK.
 //!
+//! BPF twins (the Linux testbed, `docs/kernel.md`), in `python/ccsim/kernel/bpf/`: `ack_accounting.h`
+//! ([`AckAccounting`]), `westwood_filter.h` ([`WestwoodPlusBw`]), `tcp_limit_fixed.h` (the exact filter
+//! of [`WindowedRate`] and [`TustinFilter`]).
+//!
 //! * [`AckAccounting`]: how many bytes an ACK "delivers" (Linux `westwood_acked_count`): a duplicate
 //!   ACK counts one MSS and is remembered; a later cumulative ACK covering more than one MSS counts
 //!   only what was not already accounted for.

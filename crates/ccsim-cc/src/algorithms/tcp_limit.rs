@@ -6,6 +6,8 @@
 //! Section III of the paper ([Nemeth07] in `docs/bibliography.md`); choices in
 //! `docs/algorithms/tcp_limit.md`.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/tcp_limit.bpf.c`.
+//!
 //! Quantities (section III):
 //! * RE: achieved-rate estimate (Westwood "Rate Estimation", Wang et al., ISCC 2002): per ACK, the
 //!   bytes delivered during the last interval T divided by T, low-pass filtered

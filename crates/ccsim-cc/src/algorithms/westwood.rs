@@ -8,6 +8,8 @@
 //! Linux `tcp_westwood.c` (mainline; the 2.6.14-era version differs only in details);
 //! eq. (2) of Németh et al. (TCP Limit paper): CWE(BWE) = BWE * RTTmin in bytes.
 //!
+//! BPF twin (the Linux testbed, `docs/kernel.md`): `python/ccsim/kernel/bpf/westwood.bpf.c`.
+//!
 //! Rules implemented (windows in bytes; keys [Mascolo01], [Grieco04], [Linux-westwood] in
 //! `docs/bibliography.md`):
 //! * Bandwidth estimate (Linux `westwood_update_window`, `westwood_filter`): once per window longer

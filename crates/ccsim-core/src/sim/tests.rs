@@ -12,17 +12,9 @@ fn web_run(params: serde_json::Value) -> Result<Simulation, SimError> {
                     "arrival_rate": 20.0, "size_mean_bytes": 20_000, "size_shape": 1.2}), 2, 0.0)
 }
 
-/// The front end's freebsd9 TCP settings, written out.
+/// The front end's freebsd9 TCP settings without send jitter.
 fn tcp_fixture() -> serde_json::Value {
-    json!({"mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3, "initial_ssthresh": {"kind": "unlimited"}, "sack": true, "delayed_ack": true,
-                     "delayed_ack_timeout_ns": 100_000_000u64, "abc_limit": 2, "min_rto_ns": 200_000_000u64,
-                     "initial_rto_ns": 1_000_000_000u64, "max_rto_ns": 60_000_000_000u64, "rwnd_bytes": 64u64 << 20,
-                     "dupack_threshold": 3, "limited_transmit": true, "profile": "freebsd9",
-                     "rto_estimator": "rfc6298", "timer_granularity_ns": 1_000_000u64, "max_burst_pkts": 0,
-                     "ssthresh_whole_packets": false, "sack_recovery": "rfc6675",
-                     "slow_start_rule": "freebsd", "recovery_window": "rfc6675",
-                     "delayed_ack_rule": "rfc5681", "loss_detection": "dupack",
-                     "partial_ack_rto": "every", "send_jitter_ns": 0})
+    serde_json::to_value(crate::fixtures::tcp_config()).expect("TcpConfig serialises")
 }
 
 /// One flow with `traffic` on the single-flow path (10 Mbit/s, 40 ms, 84 packets) with `loss`.
@@ -111,15 +103,10 @@ fn linux_mechanisms_act_in_a_whole_run() {
     assert!(receiver.acks_sent() > segments / 2 && receiver.acks_sent() < segments, "{} ACKs for {segments}", receiver.acks_sent());
 }
 
-/// The linux profile's knobs with the five Linux mechanisms on.
+/// The linux profile's knobs (the five Linux mechanisms on), without send jitter.
 fn linux_tcp() -> serde_json::Value {
-    let mut tcp = tcp_fixture();
-    for (k, v) in [("initial_window_pkts", json!(10)), ("delayed_ack_timeout_ns", json!(40_000_000u64)),
-                   ("max_rto_ns", json!(120_000_000_000u64)), ("slow_start_rule", json!("linux")),
-                   ("recovery_window", json!("prr")), ("rto_estimator", json!("linux")),
-                   ("delayed_ack_rule", json!("linux")), ("loss_detection", json!("rack_tlp"))] {
-        tcp[k] = v;
-    }
+    let mut tcp = crate::fixtures::tcp_profile("linux");
+    tcp["send_jitter_ns"] = json!(0);
     tcp
 }
 

@@ -2,7 +2,7 @@
 /*
  * binomial_power.h: w^x for a real exponent x >= 0 and a window w >= 1 packet, in fixed point, for
  * the binomial twin (Bansal & Balakrishnan 2001 eq. (2): w += alpha / w^k, w -= beta w^l), where the
- * Rust code calls f64::powf. Computed as 2^(x log2 w):
+ * Rust code (crates/ccsim-cc/src/algorithms/binomial.rs) calls f64::powf. Computed as 2^(x log2 w):
  *
  *   log2 w   Q16: the integer part from the highest set bit, 16 fraction bits by repeated squaring
  *            of the mantissa (Q30), each rounding down: error below 2^-16;

@@ -18,10 +18,10 @@
 #include "ccsim_cc.h"
 #include "reno_increase.h"
 #include "delay_probability.h"
+#include "reno_loss.h"
 
 #define CC_METRIC_NAMES "q_ms/1000,q_max_ms/1000,p/4294967296,srtt99_ms/1000,draws,delay_backoffs,loss_backoffs,abc_bytes_acked"
 
-enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1, HALVE_FROM_PIPE = 2 }; /* Rust HalveFrom, in its order */
 enum delay_signal { DELAY_SIGNAL_SAMPLE = 0, DELAY_SIGNAL_SRTT99 = 1 }; /* Rust DelaySignal */
 
 CC_PARAM(__u64, p_max__q32, 85899346);          /* 0.02 */
@@ -117,15 +117,12 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const struct cc_window *w,
 						    const struct cc_loss *loss)
 {
-	__u64 mss = w->mss_bytes;
-
 	s->bytes_acked_in_ca = 0;
 	s->loss_backoffs++;
-	if (param_halve_from == HALVE_FROM_CWND)
-		return cc_max(w->cwnd_bytes / mss / 2, 2) * mss;
-	if (loss->kind == CC_LOSS_TIMEOUT && loss->backoff > 1)
-		return w->ssthresh_bytes;
-	return cc_half_window(param_halve_from == HALVE_FROM_PIPE ? loss->pipe_bytes : loss->bytes_in_flight, mss);
+	/* FreeBSD NewReno recomputes at every expiry with halve_from = cwnd, the RFC holds otherwise
+	 * (Rust Hd::repeated_timeout) */
+	return reno_loss_ssthresh(w, loss, param_halve_from,
+				  param_halve_from == HALVE_FROM_CWND ? REPEATED_TIMEOUT_RECOMPUTE : REPEATED_TIMEOUT_HOLD);
 }
 
 static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)

@@ -22,11 +22,11 @@
 #include "ccsim_cc.h"
 #include "htcp_increase.h" /* frac_cwnd */
 #include "loss_interval.h"
+#include "reno_loss.h"
 
 #define CC_METRIC_NAMES "srtt099_ms/1000,qdelay_ms/1000,delta_max_ms/1000000,p_response/4294967296,compete,alpha/65536," \
 	"beta/4294967296,loss_rate/4294967296,response_rate/4294967296,loss_events,early_responses"
 
-enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1, HALVE_FROM_PIPE = 2 }; /* Rust HalveFrom */
 enum trials { TRIALS_ACK = 0, TRIALS_SEGMENT = 1 };                                  /* Rust Trials */
 enum delta_max_from { DELTA_MAX_RAW = 0, DELTA_MAX_SMOOTHED = 1 };                   /* Rust DeltaMaxFrom */
 
@@ -148,7 +148,7 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 	s->frac.last_written = (__u32)w->cwnd_bytes;
 }
 
-/* (M7) Reno (Rust reno_loss_ssthresh); every call is a new loss event (Linux calls ssthresh for a
+/* (M7) the Reno loss rule, held on repeated timeouts, as Rust; every call is a new loss event (Linux calls ssthresh for a
  * fast retransmit and for the first expiry of a timeout only). */
 static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const struct cc_window *w,
 						    const struct cc_loss *loss)
@@ -156,10 +156,7 @@ static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const st
 	li_on_event(&s->loss_intervals);
 	s->bytes_acked_in_ca = 0;
 	s->frac.frac_q16 = 0;
-	if (param_halve_from == HALVE_FROM_CWND)
-		return cc_max(w->cwnd_bytes / w->mss_bytes / 2, 2) * w->mss_bytes; /* half_cwnd_segments */
-	return cc_half_window(param_halve_from == HALVE_FROM_PIPE ? loss->pipe_bytes : loss->bytes_in_flight,
-			      w->mss_bytes);
+	return reno_loss_ssthresh(w, loss, param_halve_from, REPEATED_TIMEOUT_HOLD);
 }
 
 static __always_inline __u64 rate_q32(const struct loss_intervals *li)

@@ -8,15 +8,14 @@
  *   slow start (cwnd <= ssthresh): cwnd += min(bytes_acked, L * MSS), L = 0 meaning one MSS;
  *   congestion avoidance with ABC: count min(bytes_acked, L * MSS); a full cwnd counted adds one MSS;
  *   without ABC: cwnd += max(MSS * MSS / cwnd, 1) per ACK.
- * Loss: ssthresh = max(base / 2, 2 * MSS), base = FlightSize (halve_from = flight) or Linux's pipe
- * (pipe); halve_from = cwnd halves cwnd in whole segments (Rust half_cwnd_segments).
+ * Loss: the Reno loss rule (reno_loss.h), ssthresh held on repeated timeouts (RFC 5681).
  */
 #include "ccsim_cc.h"
 #include "reno_increase.h"
+#include "reno_loss.h"
 
 #define CC_METRIC_NAMES "abc_bytes_acked"
 
-enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1, HALVE_FROM_PIPE = 2 }; /* Rust HalveFrom, in its order */
 CC_PARAM(__u32, halve_from, HALVE_FROM_FLIGHT);
 
 struct cc_state {
@@ -37,12 +36,7 @@ static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const st
 						    const struct cc_loss *loss)
 {
 	s->bytes_acked_in_ca = 0; /* Rust RenoIncrease::reset */
-	if (loss->kind == CC_LOSS_TIMEOUT && loss->backoff > 1)
-		return w->ssthresh_bytes;
-	if (param_halve_from == HALVE_FROM_CWND)
-		return cc_max(w->cwnd_bytes / w->mss_bytes / 2, 2) * w->mss_bytes; /* Rust half_cwnd_segments */
-	return cc_half_window(param_halve_from == HALVE_FROM_PIPE ? loss->pipe_bytes : loss->bytes_in_flight,
-			      w->mss_bytes);
+	return reno_loss_ssthresh(w, loss, param_halve_from, REPEATED_TIMEOUT_HOLD);
 }
 
 static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)

@@ -17,10 +17,10 @@
  * count is whole segments (at most 64).
  */
 #include "ccsim_cc.h"
+#include "reno_loss.h"
 
 #define CC_METRIC_NAMES "srtt099_ms/1000,qdelay_ms/1000,p_response/4294967296,early_responses,guard_active,abc_bytes_acked"
 
-enum halve_from { HALVE_FROM_FLIGHT = 0, HALVE_FROM_CWND = 1, HALVE_FROM_PIPE = 2 }; /* Rust HalveFrom, in its order */
 enum trials { TRIALS_ACK = 0, TRIALS_SEGMENT = 1 };             /* Rust Trials */
 
 CC_PARAM(__u64, t_min_ms__us, 5000);
@@ -64,17 +64,12 @@ static __always_inline void cc_on_ack(struct cc_state *s, struct cc_window *w, c
 	}
 }
 
-/* (P6) Rust reno_loss_ssthresh. */
+/* (P6) the Reno loss rule, held on repeated timeouts. */
 static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const struct cc_window *w,
 						    const struct cc_loss *loss)
 {
 	s->bytes_acked_in_ca = 0;
-	if (loss->kind == CC_LOSS_TIMEOUT && loss->backoff > 1 && w->ssthresh_bytes != CC_U64_MAX)
-		return w->ssthresh_bytes;
-	if (param_halve_from == HALVE_FROM_CWND)
-		return cc_max(w->cwnd_bytes / w->mss_bytes / 2, 2) * w->mss_bytes; /* Rust half_cwnd_segments */
-	return cc_half_window(param_halve_from == HALVE_FROM_PIPE ? loss->pipe_bytes : loss->bytes_in_flight,
-			      w->mss_bytes);
+	return reno_loss_ssthresh(w, loss, param_halve_from, REPEATED_TIMEOUT_HOLD);
 }
 
 static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u64 mss)
