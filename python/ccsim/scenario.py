@@ -776,7 +776,7 @@ class Tcp(_Section):
     rwnd_bytes: Size = Field(default=_BASE["rwnd_bytes"], alias="rwnd")
     dupack_threshold: StrictInt = Field(default=_BASE["dupack_threshold"], ge=1)
     limited_transmit: StrictBool = _BASE["limited_transmit"]
-    rto_estimator: Literal["rfc6298", "ns2", "linux"] = _BASE["rto_estimator"]
+    rto_estimator: Literal["rfc6298", "ns2", "linux", "freebsd"] = _BASE["rto_estimator"]
     timer_granularity_ns: Time = Field(default=_BASE["timer_granularity_ns"], alias="timer_granularity")
     max_burst_pkts: StrictInt = Field(default=_BASE["max_burst_pkts"], alias="max_burst", ge=0, lt=2**32)
     ssthresh_whole_packets: StrictBool = _BASE["ssthresh_whole_packets"]

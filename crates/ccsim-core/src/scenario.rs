@@ -400,6 +400,10 @@ pub enum RtoEstimator {
     /// Linux's `tcp_rtt_estimator` / `tcp_set_rto`: RTO = SRTT + max(4 mdev, min RTO) with a per-round
     /// maximum deviation (`tcp/linux_rto.rs`).
     Linux,
+    /// FreeBSD's `tcp_xmit_timer` / `TCPT_RANGESET`: SRTT + 4 RTTVAR in whole ticks of
+    /// `timer_granularity_ns`, plus `tcp_rexmit_slop` (200 ms), at least the minimum RTO
+    /// (`tcp_rexmit_min`) and two ticks above the sample (`tcp/rtt_freebsd.rs`).
+    Freebsd,
 }
 
 /// `tcp.slow_start_rule`; see `ccsim_cc::SlowStartRule`.
@@ -718,7 +722,7 @@ impl Scenario {
             if t.timer_granularity_ns == 0 {
                 return Err(err(tcp_at("timer_granularity_ns"), "must be > 0"));
             }
-            if t.rto_estimator == RtoEstimator::Ns2 && t.timer_granularity_ns > t.max_rto_ns {
+            if matches!(t.rto_estimator, RtoEstimator::Ns2 | RtoEstimator::Freebsd) && t.timer_granularity_ns > t.max_rto_ns {
                 return Err(err(
                     tcp_at("timer_granularity_ns"),
                     format!("a tick of {} is longer than max_rto ({})", fmt_ns(t.timer_granularity_ns), fmt_ns(t.max_rto_ns)),

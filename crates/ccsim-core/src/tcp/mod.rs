@@ -11,6 +11,7 @@ pub mod receiver;
 pub mod recovery;
 pub mod round;
 pub mod rtt;
+pub mod rtt_freebsd;
 pub mod rtt_ns2;
 pub mod scoreboard;
 pub mod sender;

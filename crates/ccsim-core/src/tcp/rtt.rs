@@ -10,7 +10,9 @@
 //!     maximum and clock granularity G (RFC 6298 sections 2 and 5; FreeBSD `tcp_xmit_timer`);
 //!   - `linux`: the same smoothing with Linux's per-round deviation (`tcp::linux_rto`,
 //!     `tcp_rtt_estimator`, `tcp_set_rto`);
-//!   - `ns2`: ns-2's one-timed-segment tick arithmetic (`tcp::rtt_ns2`, tcp.cc `rtt_update`).
+//!   - `ns2`: ns-2's one-timed-segment tick arithmetic (`tcp::rtt_ns2`, tcp.cc `rtt_update`);
+//!   - `freebsd`: FreeBSD's tick arithmetic with `tcp_rexmit_slop` (`tcp::rtt_freebsd`,
+//!     `tcp_xmit_timer`, `TCPT_RANGESET`).
 
 use std::time::Duration;
 
@@ -18,6 +20,7 @@ use ccsim_cc::Time;
 
 use crate::scenario::RtoEstimator;
 use crate::tcp::linux_rto::LinuxRto;
+use crate::tcp::rtt_freebsd::FreebsdRto;
 use crate::tcp::rtt_ns2::Ns2Rto;
 
 /// Lifetime RTT extremes and the retransmission timer of one connection.
@@ -42,6 +45,7 @@ enum RtoTimer {
     Linux(Smoothed, LinuxRto),
     /// Boxed: a flow whose profile does not use it carries the smaller variants only.
     Ns2(Box<Ns2Rto>),
+    Freebsd(FreebsdRto),
 }
 
 /// RFC 6298 retransmission-timer state. The arithmetic is in whole nanoseconds (`u64`), not
@@ -124,6 +128,7 @@ impl RttEstimator {
             RtoEstimator::Rfc6298 => RtoTimer::Rfc6298(smoothed),
             RtoEstimator::Linux => RtoTimer::Linux(smoothed, LinuxRto::default()),
             RtoEstimator::Ns2 => RtoTimer::Ns2(Box::new(Ns2Rto::new(initial_rto, min_rto, max_rto, granularity))),
+            RtoEstimator::Freebsd => RtoTimer::Freebsd(FreebsdRto::new(initial_rto, min_rto, max_rto, granularity)),
         };
         RttEstimator { min: None, max: None, latest: None, min_ns: u64::MAX, max_ns: 0, timer }
     }
@@ -165,6 +170,11 @@ impl RttEstimator {
             RtoTimer::Ns2(ns2) => {
                 ns2.on_ack(ackno, now);
             }
+            RtoTimer::Freebsd(f) => {
+                if let Some((r, _)) = sample {
+                    f.sample(Time(now.0.saturating_sub(r.as_nanos() as u64)), now); // the echoed send time
+                }
+            }
         }
     }
 
@@ -189,6 +199,7 @@ impl RttEstimator {
         match &mut self.timer {
             RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.backoff = s.backoff.saturating_add(1),
             RtoTimer::Ns2(ns2) => ns2.on_timeout(),
+            RtoTimer::Freebsd(f) => f.on_timeout(),
         }
     }
 
@@ -197,6 +208,7 @@ impl RttEstimator {
         match &self.timer {
             RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.backoff,
             RtoTimer::Ns2(ns2) => ns2.expiries(),
+            RtoTimer::Freebsd(f) => f.expiries(),
         }
     }
 
@@ -206,6 +218,7 @@ impl RttEstimator {
         match &self.timer {
             RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.srtt,
             RtoTimer::Ns2(ns2) => ns2.srtt(),
+            RtoTimer::Freebsd(f) => f.srtt(),
         }
     }
 
@@ -215,6 +228,7 @@ impl RttEstimator {
         match &self.timer {
             RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => Duration::from_nanos(s.rttvar_ns),
             RtoTimer::Ns2(_) => Duration::ZERO,
+            RtoTimer::Freebsd(f) => f.rttvar(),
         }
     }
 
@@ -229,6 +243,7 @@ impl RttEstimator {
         match &self.timer {
             RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.rto_ns(),
             RtoTimer::Ns2(ns2) => ns(ns2.rto()),
+            RtoTimer::Freebsd(f) => ns(f.rto()),
         }
     }
 
