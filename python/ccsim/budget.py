@@ -17,12 +17,13 @@ an order of magnitude, not the meter; ``--max-events`` / ``--max-memory`` raise 
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccsim.engine import build_simulation
-from ccsim.errors import BudgetError
+from ccsim.errors import ArgumentError, BudgetError
 
 if TYPE_CHECKING:
     from ccsim.scenario import Scenario
@@ -58,6 +59,16 @@ class Budget:
     max_memory_bytes: float = 4 * 2**30
     max_sweep_runs: int = 100_000
     refuse_up_front: bool = True
+
+    def __post_init__(self) -> None:
+        # A NaN limit would compare False against every estimate and lift the limit silently; a
+        # string would fail later, inside the run, as a bare TypeError.
+        for name in ("max_events", "max_memory_bytes", "max_sweep_runs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+                raise ArgumentError(f"{name}: must be a number > 0, or math.inf for no limit; got {value!r}")
+        if not isinstance(self.refuse_up_front, bool):
+            raise ArgumentError(f"refuse_up_front: must be True or False; got {self.refuse_up_front!r}")
 
 
 DEFAULT_BUDGET = Budget()

@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 
 from ccsim._version import __version__, installed_version
 from ccsim.engine import algorithms
+from ccsim.arguments import path_argument, table_name
 from ccsim.errors import CcsimError
 from ccsim.files import read_record
 from ccsim.lean_imports import Refuse
@@ -102,7 +103,7 @@ class Result:
 
     def table(self, name: str) -> pa.Table:
         """A table as written to its Parquet file (Arrow), without converting it to pandas."""
-        return self._tables[name]
+        return self._tables[table_name(name, self._tables)]
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -136,7 +137,7 @@ class Result:
     @classmethod
     def load(cls, directory: str | Path) -> "Result":
         """Reads a directory written by :meth:`save`."""
-        directory = Path(directory)
+        directory = path_argument(directory, "directory")
         meta_path, meta = read_record(directory, META_FILE, "scenario", "ccsim run")
         run_summary = meta.pop("run_summary", {})
         if not isinstance(run_summary, dict):
@@ -156,7 +157,7 @@ class Result:
 
     def save(self, directory: str | Path, force: bool = False, plots: bool = True) -> Path:
         """Writes the run directory atomically; an existing one is replaced only with ``force=True``."""
-        return write_directory(Path(directory), force, lambda staging: self._write(staging, plots), "run directory")
+        return write_directory(path_argument(directory, "directory"), force, lambda staging: self._write(staging, plots), "run directory")
 
     def _write(self, directory: Path, plots: bool) -> None:
         meta = dict(self.meta, run_summary=self.run_summary)

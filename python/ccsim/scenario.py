@@ -40,6 +40,7 @@ from pydantic import (
 )
 
 from ccsim import units
+from ccsim.arguments import kind_of, path_argument, text_argument
 from ccsim.errors import ArgumentError, ScenarioError
 from ccsim.profiles import DEFAULT_PROFILE, PROFILE_NAMES, PROFILES
 from ccsim.files import read_toml_text
@@ -1159,6 +1160,8 @@ class Scenario(_Section):
         return json.dumps(self._resolve(copies=False))
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "Scenario":
+        if update is not None and not isinstance(update, dict):
+            raise ArgumentError(f"update: must be a dict of field names to values, or None; got {kind_of(update)}")
         copied = super().model_copy(update=update, deep=deep)
         copied.__dict__.pop("resolved_json", None)  # other fields: resolved anew
         return copied
@@ -1269,6 +1272,8 @@ class Scenario(_Section):
 
     @classmethod
     def from_toml_str(cls, text: str, source: str = "<string>") -> "Scenario":
+        text_argument(text, "text", "TOML text")
+        text_argument(source, "source", "a name for the text")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -1279,6 +1284,7 @@ class Scenario(_Section):
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Scenario":
+        path = path_argument(path, "path")
         return cls.from_toml_str(read_scenario_text(path), source=str(path))
 
     @classmethod

@@ -33,7 +33,8 @@ import tomli_w
 from ccsim._version import __version__
 from ccsim.budget import DEFAULT_BUDGET, Budget, check, check_sweep_size, estimate_simulation
 from ccsim.engine import build_simulation
-from ccsim.errors import ScenarioError
+from ccsim.arguments import kind_of, path_argument, text_argument
+from ccsim.errors import ArgumentError, ScenarioError
 from ccsim.files import inside, read_text_limited
 from ccsim.scenario import Scenario, known_algorithms
 
@@ -146,13 +147,17 @@ class SweepPlan:
         """The plan in file ``path``; its ``base`` must lie inside the plan's directory unless
         ``allow_outside_paths`` (a shared plan must not read ``/etc/passwd`` or ``../../x``). A plan
         of more runs than ``budget`` allows, or with a run over it, is refused (``None`` lifts it)."""
-        path = Path(path)
+        path = path_argument(path, "path")
         text = read_text_limited(path)
         return cls.from_toml_str(text, base_dir=path.parent, source=str(path), allow_outside_paths=allow_outside_paths, budget=budget)
 
     @classmethod
     def from_toml_str(cls, text: str, base_dir: str | Path | None = None, source: str = "<string>", allow_outside_paths: bool = False,
                       budget: Budget | None = DEFAULT_BUDGET) -> "SweepPlan":
+        text_argument(text, "text", "TOML text")
+        text_argument(source, "source", "a name for the text")
+        if base_dir is not None:
+            base_dir = path_argument(base_dir, "base_dir")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -191,6 +196,8 @@ class SweepPlan:
         else:
             if not isinstance(base_ref, str):
                 raise ScenarioError("sweep.base", f"must be a file name (got {base_ref!r})")
+            if "\0" in base_ref:
+                raise ScenarioError("sweep.base", "not a file name: it contains a NUL byte")
             base_path = Path(base_ref)
             if not base_path.is_absolute() and base_dir is not None:
                 base_path = Path(base_dir) / base_path
@@ -238,6 +245,8 @@ class SweepPlan:
     # -- validation ---------------------------------------------------------------------------------
 
     def _validate(self) -> None:
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise ArgumentError(f"budget: must be a ccsim.Budget or None; got {kind_of(self.budget)}")
         reps = self.repetitions
         if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
             raise ScenarioError("sweep.repetitions", f"must be an integer >= 1 (got {reps!r})")

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim.budget import DEFAULT_BUDGET
+from ccsim.arguments import path_argument, table_name
 from ccsim.errors import CcsimError, OutputExistsError
 from ccsim.files import read_json, read_record
 from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
@@ -248,7 +249,7 @@ class SweepResult:
 
     def table(self, name: str) -> Any:
         """A consolidated table as written to its Parquet file (Arrow, unless given as a DataFrame)."""
-        return self._tables[name]
+        return self._tables[table_name(name, self._tables)]
 
     def _repr_html_(self) -> str:
         """Jupyter: mean goodput with 95 % CIs per point, and goodput against the first swept parameter."""
@@ -264,7 +265,7 @@ class SweepResult:
 
 def load_sweep(directory: str | Path) -> SweepResult:
     """Reads a sweep directory written by :func:`run_sweep`."""
-    directory = Path(directory)
+    directory = path_argument(directory, "directory")
     meta_path, meta = read_record(directory, SWEEP_FILE, "plan", "sweep")
     # The runs are done, so their cost is not checked again; the plan's size is (a sweep.json is shared
     # like a plan, so its grid may not expand to more runs than it records, bounded by the file's size).
