@@ -38,6 +38,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ccsim.errors import CcsimError
+from ccsim.text import sanitise_figure
 from ccsim.sweep_stats import t_quantile
 
 __all__ = [
@@ -817,6 +818,7 @@ def _save(fig: Figure, out_dir: str | Path, filename: str) -> Path:
     if fmt is None:
         raise CcsimError(f"{path}: {path.suffix or 'no suffix'} is not a figure format (name it .png, .pdf or .svg)")
     tmp = path.with_name(f".{path.name}.tmp")
+    sanitise_figure(fig)  # flow names and labels: no raw control or bidi character (ccsim.text)
     with matplotlib.rc_context({"svg.hashsalt": "ccsim", "pdf.compression": 6}):
         fig.savefig(tmp, dpi=_DPI, format=fmt, metadata=_NO_METADATA[fmt])
     os.replace(tmp, path)

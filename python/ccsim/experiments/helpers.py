@@ -70,6 +70,9 @@ def pyplot() -> Any:
 def save_figure(fig: Any, out_dir: Path, filename: str, dpi: float | None = None) -> Path:
     """Lays out ``fig``, writes it to ``out_dir / filename`` (at ``dpi``, matplotlib's default when
     None), closes it, and returns the path."""
+    from ccsim.text import sanitise_figure  # user strings (flow names) as every figure shows them
+
+    sanitise_figure(fig)
     fig.tight_layout()
     path = out_dir / filename
     fig.savefig(path, dpi=dpi)
