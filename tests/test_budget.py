@@ -455,3 +455,28 @@ def test_os_errors_are_one_line_with_the_file_and_the_reason():
 def test_format_bytes():
     assert format_bytes(DEFAULT_BUDGET.max_memory_bytes) == "4.0 GiB"
     assert format_bytes(812) == "812 B" and format_bytes(3 * 2**40) == "3.0 TiB" and format_bytes(float("inf")) == "unbounded"
+
+
+def _room_under_address_space_limit(limit_bytes: int) -> float:
+    """``free_memory_bytes()`` in a fresh interpreter under ``ulimit -v`` (RLIMIT_AS) of ``limit_bytes``,
+    after the engine is loaded (its allocator reserves its arena then)."""
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (%d, resource.RLIM_INFINITY)); "
+            "import ccsim._core, ccsim.budget as b; print(b.free_memory_bytes())" % limit_bytes)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return float(done.stdout)
+
+
+def test_the_room_under_ulimit_v_grows_with_the_limit():
+    """The room under an address-space limit was the limit minus the address space in use, which
+    includes the 1 GiB the engine's allocator reserves (when the limit allows it) and its runs then
+    fill: 2 GiB left 587 MB, 1 GiB 506 MB, so ordinary runs were refused. It is the limit minus the
+    resident memory now."""
+    pytest.importorskip("ccsim._core")
+    from ccsim import budget as budget_module
+
+    if (budget_module.free_memory_bytes() or 0) < 4 * 2**30:
+        pytest.skip("the machine's free memory, not the address-space limit, would set the room")
+    one, two, three = (_room_under_address_space_limit(n * 2**30) for n in (1, 2, 3))
+    assert one < two < three
+    assert two > 1.5 * 2**30 and three - two > 0.9 * 2**30, (one, two, three)

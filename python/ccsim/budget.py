@@ -191,7 +191,12 @@ def events_field(cost: Estimate) -> str:
 
 def free_memory_bytes() -> float | None:
     """Memory this process can still take: the system's available memory (Linux ``MemAvailable``),
-    and the room left under ``RLIMIT_AS``; None where neither is known."""
+    and the room left under ``RLIMIT_AS`` (``ulimit -v``): the limit minus the **resident** memory.
+    Not minus the address space in use (``VmSize``): the engine's allocator (mimalloc) reserves a
+    1 GiB arena at import when the limit allows it, which the run's own allocations then fill
+    without growing the address space; counted as used, it made the room under ``ulimit -v 2000000``
+    (587 MB) barely more than under ``ulimit -v 1000000`` (506 MB, no arena), refusing ordinary runs.
+    None where neither is known."""
     candidates = []
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
@@ -206,8 +211,8 @@ def free_memory_bytes() -> float | None:
 
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/statm", encoding="ascii") as f:
-                used = float(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            with open("/proc/self/statm", encoding="ascii") as f:  # size resident shared ... (pages)
+                used = float(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
             candidates.append(max(0.0, soft - used))
     except (ImportError, OSError, ValueError):
         pass
