@@ -27,6 +27,7 @@ import json
 import math
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -38,9 +39,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim._version import __version__, installed_version
-from ccsim.engine import algorithms
+from ccsim.engine import algorithms, load_core
 from ccsim.arguments import path_argument, table_name
-from ccsim.errors import CcsimError
+from ccsim.errors import CcsimError, ScenarioError
 from ccsim.files import read_record
 from ccsim.lean_imports import Refuse
 from ccsim.outdir import write_directory
@@ -139,9 +140,9 @@ class Result:
         """Reads a directory written by :meth:`save`."""
         directory = path_argument(directory, "directory")
         meta_path, meta = read_record(directory, META_FILE, "scenario", "ccsim run")
+        _check_meta_types(meta_path, meta)
+        _check_recorded_scenario(meta_path, meta["scenario"])
         run_summary = meta.pop("run_summary", {})
-        if not isinstance(run_summary, dict):
-            raise CcsimError(f"{meta_path}: run_summary: must be a table")
         tables = {}
         for name in TABLE_FILES:
             path = directory / f"{name}.parquet"
@@ -186,6 +187,58 @@ class Result:
         flows = self.scenario.get("flows", [])
         duration_s = self.scenario.get("duration_ns", 0) / 1e9
         return f"<ccsim.Result {len(flows)} flows, {duration_s:g} s, seed {self.meta.get('seed')}>"
+
+
+# The type of each field of meta.json the front end reads (a field may be missing: an older ccsim
+# or the testbed wrote the record).
+_META_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "ccsim_version": ((str,), "a string"),
+    "git_revision": ((str, type(None)), "a string or null"),
+    "seed": ((int,), "an integer"),
+    "scenario_toml": ((str,), "a string"),
+    "algorithm_params": ((dict,), "a table"),
+    "engine_stats": ((dict,), "a table"),
+    "wall_time_s": ((int, float, type(None)), "a number or null"),
+    "environment": ((dict, type(None)), "a table or null"),
+    "run_summary": ((dict,), "a table"),
+}
+
+
+def _check_meta_types(meta_path: Path, meta: dict[str, Any]) -> None:
+    for key, (types, what) in _META_TYPES.items():
+        if key in meta and (isinstance(meta[key], bool) or not isinstance(meta[key], types)):
+            raise CcsimError(f"{meta_path}: {key}: must be {what} (got {type(meta[key]).__name__})")
+    for key, value in meta.get("run_summary", {}).items():  # every figure of the run: a number (NaN: null)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise CcsimError(f"{meta_path}: run_summary.{key}: must be a number or null (got {type(value).__name__})")
+
+
+def _check_recorded_scenario(meta_path: Path, scenario: dict[str, Any]) -> None:
+    """The resolved scenario of a ``meta.json`` (a file that may have been edited or shared), checked
+    before anything reads it: a field of the wrong type is one CcsimError naming it, not a
+    TypeError in a plot. The engine checks a document of its own format; one of another format (an
+    older ccsim) has the keys the front end reads checked by type."""
+    from ccsim.scenario import RESOLVED_FORMAT  # lazy: pydantic, for reading a record only
+
+    if scenario.get("ccsim_resolved") == RESOLVED_FORMAT:
+        try:
+            load_core().validate_resolved(json.dumps(scenario))
+        except ImportError:  # no engine: nothing to check with
+            return
+        except ScenarioError as e:
+            reason = re.sub(r" at line \d+ column \d+$", "", e.reason)
+            raise CcsimError(f"{meta_path}: scenario.{e.field}: {reason}") from None
+        return
+    for key in ("duration_ns", "sample_interval_ns", "measure_start_ns", "measure_end_ns"):
+        value = scenario.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CcsimError(f"{meta_path}: scenario.{key}: must be an integer (got {type(value).__name__})")
+    flows = scenario.get("flows", [])
+    if not isinstance(flows, list):
+        raise CcsimError(f"{meta_path}: scenario.flows: must be an array")
+    for i, flow in enumerate(flows):
+        if not isinstance(flow, dict) or not isinstance(flow.get("name", ""), str):
+            raise CcsimError(f"{meta_path}: scenario.flows[{i}]: must be a table with a string name")
 
 
 def _engine_table(value: Any) -> pa.Table:
