@@ -39,7 +39,7 @@ from matplotlib.figure import Figure
 
 from ccsim.errors import CcsimError
 from ccsim.text import sanitise_figure
-from ccsim.sweep_stats import t_quantile
+from ccsim.sweep_stats import metric_range, t_quantile
 
 __all__ = [
     "active_rows",
@@ -448,8 +448,9 @@ def plot_throughput_delay(
     if not points.empty:
         n = 0
         for i, (name, rows) in enumerate(points.groupby(label, sort=False)):
-            xerr = rows["delay_ci_ms"] if "delay_ci_ms" in rows else None
-            yerr = rows["goodput_ci_bps"] / 1e6 if "goodput_ci_bps" in rows else None
+            # the intervals stop at zero (neither goodput nor a delay is negative), as in the tables
+            xerr = _bars_from_zero(rows[delay_column], rows["delay_ci_ms"]) if "delay_ci_ms" in rows else None
+            yerr = _bars_from_zero(rows["goodput_bps"], rows["goodput_ci_bps"]) / 1e6 if "goodput_ci_bps" in rows else None
             ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt=series_style(i)["marker"],
                         color=series_style(i)["color"], markersize=6, capsize=3, linewidth=1, label=str(name))
             if annotate is not None and annotate in rows:
@@ -471,6 +472,12 @@ def plot_throughput_delay(
     return _save(fig, out_dir, filename)
 
 
+def _bars_from_zero(centre: pd.Series, half: pd.Series) -> np.ndarray:
+    """Error bars (below, above) of ``centre`` +- ``half``, the lower one cut at zero."""
+    centre, half = centre.to_numpy(dtype=float), half.to_numpy(dtype=float)
+    return np.array([np.minimum(half, np.maximum(centre, 0.0)), half])
+
+
 def mathis_bps(p: float | np.ndarray, mss_bytes: float, rtt_s: float, c: float = float(np.sqrt(1.5))) -> np.ndarray:
     """Mathis et al. (1997): B = MSS/RTT * C/sqrt(p), C = sqrt(3/2), in bit/s (inf at p = 0)."""
     p = np.asarray(p, dtype=float)
@@ -484,8 +491,9 @@ def _t95(n: int) -> float:
     return t_quantile(0.975, n - 1)
 
 
-def aggregate(values: pd.Series, bars: str) -> tuple[float, float, float]:
-    """(centre, low, high) of ``values``: mean and 95 % CI (``bars="ci"``) or median and 20th/80th
+def aggregate(values: pd.Series, bars: str, bounds: tuple[float, float] = (-np.inf, np.inf)) -> tuple[float, float, float]:
+    """(centre, low, high) of ``values``: mean and 95 % CI (``bars="ci"``), cut to ``bounds``, the
+    quantity's range (``sweep_stats.metric_range``, as the sweep's tables), or median and 20th/80th
     percentiles (``bars="percentiles"``, the CHD paper's convention)."""
     x = values.dropna().to_numpy(dtype=float)
     if x.size == 0:
@@ -499,7 +507,7 @@ def aggregate(values: pd.Series, bars: str) -> tuple[float, float, float]:
     if x.size < 2:
         return mean, mean, mean
     half = _t95(x.size) * float(x.std(ddof=1)) / np.sqrt(x.size)
-    return mean, mean - half, mean + half
+    return mean, max(bounds[0], mean - half), min(bounds[1], mean + half)
 
 
 def plot_sweep_goodput(
@@ -533,7 +541,7 @@ def plot_sweep_goodput(
         if param not in rows or value not in rows:
             continue
         keys = rows[param].astype(str) if categorical else rows[param]
-        stats = [(k, *aggregate(r[value], bars)) for k, r in rows.groupby(keys, sort=not categorical)]
+        stats = [(k, *aggregate(r[value], bars, metric_range(value))) for k, r in rows.groupby(keys, sort=not categorical)]
         if not stats:
             continue
         if categorical:
@@ -597,7 +605,7 @@ def plot_sweep_jain(
         if "jain_index" not in rows or param not in rows:
             continue
         keys = rows[param].astype(str) if categorical else rows[param]
-        stats = [(k, *aggregate(r["jain_index"], "ci")) for k, r in rows.groupby(keys, sort=not categorical)]
+        stats = [(k, *aggregate(r["jain_index"], "ci", metric_range("jain_index"))) for k, r in rows.groupby(keys, sort=not categorical)]
         if not stats:
             continue
         if categorical:

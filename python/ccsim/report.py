@@ -231,7 +231,7 @@ def sweep_report_html(directory: str | Path, experiment: str | Experiment | None
                              plots.plot_sweep_jain(runs, x, tmp, group=others[0] if others else None)))
             scatter = sweep_scatter_points(flows, params)
             if not scatter.empty:
-                made.append(("Throughput vs 95th-percentile RTT: mean per algorithm and sweep point (1-sigma bars)",
+                made.append(("Throughput vs 95th-percentile RTT: mean per algorithm and sweep point (95 % CI bars)",
                              plots.plot_throughput_delay(scatter, tmp, label="label", annotate="point")))
         figures = [(caption, Path(path).read_bytes()) for caption, path in made]
 

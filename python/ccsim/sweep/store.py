@@ -30,7 +30,7 @@ from ccsim.files import read_json, read_record
 from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
 from ccsim.result import json_safe, read_parquet
 from ccsim.sweep.plan import SweepPlan, SweepRun
-from ccsim.sweep_stats import describe
+from ccsim.sweep_stats import describe, metric_range
 
 __all__ = [
     "SweepResult",
@@ -381,7 +381,7 @@ def summarize(plan: SweepPlan, tables: dict[str, Any]) -> Any:
         order = {pid: k for k, (pid, _) in enumerate(plan.points())}
         for (pid, name), idx in sorted(groups.items(), key=lambda g: (order[g[0][0]], g[1][0])):
             for metric in metrics:
-                stats = describe([data[metric][i] for i in idx])
+                stats = describe([data[metric][i] for i in idx], metric_range(metric))
                 if stats["n"] == 0:
                     continue  # e.g. one-way delay columns of a TCP flow
                 row = {"point_id": pid}
