@@ -83,7 +83,8 @@ def apply_overrides(toml_text: str, overrides: Iterable[str], source: str = "<st
         flow = flows[int(m.group(1))] if m and isinstance(flows, list) and int(m.group(1)) < len(flows) else None
         if isinstance(flow, dict) and flow.get("params") and flow.get("algorithm") != value:
             dropped = ", ".join(map(str, flow.pop("params")))
-            notes.append(f"--set {key}: the file's parameters for {flow.get('algorithm')} ({dropped}) are dropped")
+            if not any(k == f"flows[{m.group(1)}].params" for k, _ in parsed):  # replaced as a whole: nothing to tell
+                notes.append(f"--set {key}: the file's parameters for {flow.get('algorithm')} ({dropped}) are dropped")
     for key, value in parsed:
         try:
             apply_override(data, key, value)
