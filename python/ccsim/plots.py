@@ -192,15 +192,22 @@ def plot_goodput(
     capacity_bps: float | None = None,
 ) -> Path:
     """Goodput of each flow per sample interval, in Mbit/s, with the bottleneck's rate as a dotted
-    line when ``capacity_bps`` is given (a 100 ms sample can exceed it: a burst of ACKed data that
-    queued earlier is delivered within one interval).
+    line when ``capacity_bps`` is given. A sample can exceed it: goodput counts bytes when they reach
+    the receiver in order, and data held behind a lost packet becomes in order all at once when the
+    retransmission arrives (the bottleneck's own utilisation stays at or below 1 in those intervals);
+    the figure then says so under its axes (:data:`ABOVE_CAPACITY_NOTE`).
 
     With ``bin_s`` the per-interval goodput is drawn faintly and its average over bins of ``bin_s``
     seconds on top (file ``goodput_binned_<bin_s>s.png``); without it, ``goodput.png``.
     """
     return _plot_per_flow(flows, out_dir, window, names, bin_s, column="goodput_bps", scale=1e-6, step=False,
                           ylabel="goodput (Mbit/s)", title="Goodput per sample interval", stem="goodput",
-                          binned_title="Goodput", capacity_bps=capacity_bps)
+                          binned_title="Goodput", capacity_bps=capacity_bps, above_capacity_note=ABOVE_CAPACITY_NOTE)
+
+
+ABOVE_CAPACITY_NOTE = ("Samples above the bottleneck rate: goodput counts bytes when they reach the receiver in order, "
+                       "so data held behind a lost packet\nis counted all at once when its retransmission arrives "
+                       "(the bottleneck itself never carries more than its rate).")
 
 
 def _plot_per_flow(
@@ -218,9 +225,11 @@ def _plot_per_flow(
     stem: str,
     binned_title: str | None = None,
     capacity_bps: float | None = None,
+    above_capacity_note: str | None = None,
 ) -> Path:
     """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin
-    means. More than MAX_FLOW_LINES flows: their spread over time instead (:func:`_plot_flow_spread`)."""
+    means. More than MAX_FLOW_LINES flows: their spread over time instead (:func:`_plot_flow_spread`).
+    ``above_capacity_note`` is written under the axes when a sample exceeds ``capacity_bps``."""
     fig, ax = _figure()
     if "flow" in flows and flows["flow"].nunique() > MAX_FLOW_LINES:
         count = _plot_flow_spread(ax, flows, column=column, scale=scale, step=step, bin_s=bin_s)
@@ -229,6 +238,9 @@ def _plot_per_flow(
         _plot_flow_lines(ax, flows, names, column=column, scale=scale, step=step, bin_s=bin_s)
     if capacity_bps:
         ax.axhline(capacity_bps * scale, color="grey", linestyle=":", linewidth=1, label="bottleneck rate")
+        if above_capacity_note and column in flows and (flows[column] > capacity_bps).any():
+            ax.annotate(above_capacity_note, xy=(0, 0), xycoords="axes fraction", xytext=(0, -32), textcoords="offset points",
+                        va="top", ha="left", fontsize="x-small", color="0.3", annotation_clip=False)
     heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
     _finish_time_axes(ax, ylabel, heading, window)
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")

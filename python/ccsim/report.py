@@ -36,7 +36,7 @@ from ccsim.outdir import is_owned, record_files
 from ccsim.experiments import EXPERIMENT_FILE, Experiment
 from ccsim.binning import nice_bin_s
 from ccsim.precision import fmt_percentile, is_percentile_column
-from ccsim.result import Result, git_revision
+from ccsim.result import Result, bottleneck_name, git_revision, run_summary_shown
 from ccsim.text import safe_html, safe_text
 from ccsim.sweep import load_sweep
 
@@ -161,7 +161,11 @@ def run_report_html(directory: str | Path) -> str:
         ("environment", _environment_text(meta.get("environment"))),
     ]
     body = [_facts_table(facts)]
-    body.append(_section("Run summary", _dict_table(result.run_summary)))
+    shown = run_summary_shown(result.run_summary)
+    link_names = list(result.link_summary["link"]) if "link" in result.link_summary else []
+    if bottleneck_name(shown, link_names) is not None:  # a row number means nothing to a reader
+        shown["bottleneck_link"] = f"{bottleneck_name(shown, link_names)} (row {shown['bottleneck_link']} of the link summary)"
+    body.append(_section("Run summary", _dict_table(shown)))
     body.append(_section("Flows (summary window)", _frame_html(result.summary, "summary.parquet", "flows")))
     body.append(_section("Links (summary window)", _frame_html(result.link_summary, "link_summary.parquet", "links")))
     body.append(_section("Figures", _figures_html(figures)))

@@ -313,6 +313,27 @@ def _one_line(value: Any, encode: Callable[[Any], str]) -> str:
         return encode(json_safe(value))
 
 
+# The run summary's counts: the engine hands every value over as a float (1.0 flows, 6538.0 events);
+# shown to people and in `ccsim run --json` they are integers.
+RUN_SUMMARY_COUNTS = frozenset({"flows", "jain_flows", "bottleneck_link", "bottleneck_drops_queue", "bottleneck_drops_random",
+                                "events", "bottleneck_packets"})
+
+
+def run_summary_shown(run_summary: dict[str, Any]) -> dict[str, Any]:
+    """``run_summary`` with its counts as integers (where they are whole numbers; NaN stays)."""
+    return {key: int(value) if key in RUN_SUMMARY_COUNTS and isinstance(value, float) and value.is_integer() else value
+            for key, value in run_summary.items()}
+
+
+def bottleneck_name(run_summary: dict[str, Any], link_names: list[str]) -> str | None:
+    """The name of the link ``run_summary["bottleneck_link"]`` designates (its row in the link
+    summary), or None."""
+    row = run_summary.get("bottleneck_link")
+    if isinstance(row, (int, float)) and not isinstance(row, bool) and math.isfinite(row) and 0 <= int(row) < len(link_names):
+        return str(link_names[int(row)])
+    return None
+
+
 def json_safe(value: Any) -> Any:
     """JSON has no NaN/inf: write them as null rather than as invalid JSON."""
     if isinstance(value, float) and not math.isfinite(value):
