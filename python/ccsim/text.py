@@ -70,7 +70,7 @@ def sanitise_figure(fig: Any) -> None:
     """Every text of ``fig`` (titles, labels, legend entries, tick labels, annotations) by
     :func:`safe_text` (uncut; line breaks kept), before it is drawn."""
     from matplotlib.text import Text  # lazy: only a caller that has a figure has matplotlib loaded
-    from matplotlib.ticker import FixedFormatter, FuncFormatter
+    from matplotlib.ticker import FixedFormatter, FuncFormatter  # lazy: as above
 
     for ax in fig.axes:  # tick labels are made at draw time, from the formatter's labels (set_xticks)
         for axis in (ax.xaxis, ax.yaxis):
