@@ -93,3 +93,10 @@ def test_the_rule() -> None:
     assert [safe_csv_cell(v) for v in ("=1+1", "+1", "-x", "@SUM(A1)", "ok", "\x1b=1")] == \
         ["'=1+1", "'+1", "'-x", "'@SUM(A1)", "ok", "\\x1b=1"]
     assert safe_csv_cell(-1.5) == -1.5 and safe_csv_cell(None) is None
+
+
+def test_the_notebook_view_holds_no_raw_control_character(hostile_run: Path) -> None:
+    import ccsim
+
+    page = ccsim.Result.load(hostile_run)._repr_html_()
+    assert not any(c in page for c in RAW) and "good\\u202egnp.exe" in page
