@@ -108,3 +108,31 @@ def test_the_sweep_summary_cuts_its_intervals(tmp_path):
     assert (qdelay["mean"] - (qdelay["ci95_high"] - qdelay["mean"]) < 0).any()  # the plain interval would cross 0
     assert (summary["ci95_low"].dropna() >= 0).all()
     assert (summary.loc[summary.metric == "jain_index", "ci95_high"].dropna() <= 1).all()
+
+
+def test_the_console_table_prints_a_cut_interval_as_an_interval(tmp_path):
+    """``mean ± half`` would read as going below 0 when the interval was cut there."""
+    pytest.importorskip("ccsim._core")
+    import pyarrow as pa
+    from rich.console import Console
+
+    from ccsim.sweep import SweepPlan
+    from ccsim.sweep.console import print_sweep_summary
+    from ccsim.sweep.store import TABLES, SweepResult
+
+    plan = SweepPlan.from_toml_str(
+        '[sweep]\nrepetitions = 5\n[base.run]\nduration = "2s"\n[base.topology]\nkind = "dumbbell"\n'
+        'bottleneck_rate = "10Mbit"\nbottleneck_delay = "20ms"\nqueue = "84pkt"\n[[base.flows]]\nalgorithm = "newreno"\n'
+        '[grid]\n"topology.loss" = [0.0, 0.5]\n')
+    (p0, _), (p1, _) = plan.points()
+    rows = []
+    for pid, values in ((p0, [9e6, 9.1e6, 8.9e6, 9e6, 9e6]), (p1, [0.0, 0.0, 1e6, 0.0, 1e6])):
+        stats = describe(values, (0.0, math.inf))
+        rows.append({"point_id": pid, "scope": "run", "name": "", "metric": "total_goodput_bps", **stats})
+    summary = pa.Table.from_pylist(rows)
+    result = SweepResult(plan, tmp_path, {name: summary if name == "summary" else pa.table({}) for name in TABLES})
+    console = Console(record=True, width=120)
+    print_sweep_summary(result, console)
+    text = console.export_text()
+    assert "9.000 ± 0.0" in text  # not cut: mean ± half
+    assert "0.400 [0.000, 1.080]" in text  # cut at 0
