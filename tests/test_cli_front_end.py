@@ -43,7 +43,25 @@ def test_run_with_set_loss_and_algorithm(tmp_path):
     text = meta["scenario_toml"]
     assert '# --set topology.loss="1%"' in text and tomllib.loads(text)["flows"][0]["algorithm"] == "chd"
     # the file's newreno parameter would be unknown to chd: dropped, and the user told so
-    assert "parameters for newreno (halve_from) are not used" in result.stderr
+    assert "parameters for newreno (halve_from) are dropped" in result.stderr
+
+
+@pytest.mark.parametrize("order", ["algorithm first", "params first"])
+def test_set_algorithm_with_its_params_drops_the_old_algorithms_params(tmp_path, order):
+    """With a params override for the new algorithm, the file's params for the old one used to be kept
+    and refused as ``unknown parameter "halve_from"``, a key the user never typed."""
+    pytest.importorskip("ccsim._core")
+    sets = ["--set", "flows[0].algorithm=chd", "--set", "flows[0].params.q_th_ms=20"]
+    if order == "params first":
+        sets = sets[2:] + sets[:2]
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", str(EXAMPLES / "single_flow.toml"), "--out", str(out), "--no-plots", *sets, *SHORT])
+    assert result.exit_code == 0, result.output
+    assert "parameters for newreno (halve_from) are dropped" in result.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["algorithm_params"]["flow0"]["algorithm"] == "chd"
+    assert meta["algorithm_params"]["flow0"]["params"]["q_th_ms"] == 20
+    assert tomllib.loads(meta["scenario_toml"])["flows"][0]["params"] == {"q_th_ms": 20}
 
 
 @pytest.mark.parametrize("override, message", [

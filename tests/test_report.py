@@ -304,6 +304,8 @@ def test_sweep_report(sweep_dir):
     # goodput vs loss (grouped by algorithm), Jain per point, throughput-delay scatter
     assert figure_count(page) == 3
     assert "topology.loss" in page and "Summary per sweep point" in page and "Base scenario" in page
+    # every bar in the figures is a 95 % interval (docs/sweeps.md, "Intervals"): the scatter said 1-sigma
+    assert "sigma" not in page and "mean per algorithm and sweep point (95 % CI bars)" in page
 
 
 # --- in a real browser ---------------------------------------------------------------------------------

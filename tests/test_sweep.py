@@ -110,6 +110,63 @@ def test_point_ids_follow_the_scenario(tmp_path: Path) -> None:
     assert pct.points()[3].point_id == plan.points()[3].point_id
 
 
+def _access_rates_colliding_in_32_bits() -> tuple[int, int]:
+    """Two access rates (bit/s) whose points' canonical scenarios share the first 8 hex digits of
+    their SHA-256: a birthday search over the canonical text with the rate spliced in (about 80,000
+    hashes, 0.1 s)."""
+    import hashlib
+
+    from ccsim.sweep.plan import canonical_text
+
+    plan = SweepPlan.from_toml_str(PLAN.split("[grid]")[0])
+    text = canonical_text(plan.scenario(plan.points()[0].point_id))
+    key = '"access_rate_bps":1000000000'
+    assert text.count(key) == 1
+    head, tail = text.split(key)
+    head_bytes, tail_bytes = (head + key[:-len("1000000000")]).encode(), tail.encode()
+    seen: dict[bytes, int] = {}
+    rate = 10**9 + 1
+    while True:
+        short = hashlib.sha256(head_bytes + str(rate).encode() + tail_bytes).digest()[:4]
+        if short in seen:
+            return seen[short], rate
+        seen[short] = rate
+        rate += 1
+
+
+def test_different_points_whose_ids_share_32_bits_are_both_run(tmp_path: Path) -> None:
+    """The duplicate check compared the 8 hex digits of the point id: different scenarios colliding
+    in those 32 bits were refused as "the same scenario" (1 % of 10,000-point plans)."""
+    import hashlib
+
+    from ccsim.sweep.plan import canonical_text
+
+    a, b = _access_rates_colliding_in_32_bits()
+    plan = SweepPlan.from_toml_str(PLAN.split("[grid]")[0] + f'[grid]\n"topology.access_rate" = ["{a}bit", "{b}bit"]\n')
+    (pa_, _), (pb, _) = plan.points()
+    texts = [canonical_text(plan.scenario(pid)) for pid in (pa_, pb)]
+    assert texts[0] != texts[1]
+    digests = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+    assert digests[0][:8] == digests[1][:8]  # the ids' hashes collide ...
+    assert pa_ != pb and pa_.split("-")[1] == pb.split("-")[1]  # ... and the index tells the ids apart
+    assert [plan.scenario(p).topology.access_rate_bps for p in (pa_, pb)] == [a, b]
+
+
+def test_an_oversized_grid_is_refused_before_any_value_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key of 10^6 values took 25 s of CPU (a copy of the base scenario per value) before the sweep
+    budget refused it; now the size is checked first, and no value is looked at."""
+    from ccsim.sweep import plan as plan_module
+
+    applied = []
+    real = plan_module.apply_override
+    monkeypatch.setattr(plan_module, "apply_override", lambda *a: applied.append(a) or real(*a))
+    values = ", ".join(str(i) for i in range(200_001))
+    with pytest.raises(ScenarioError, match=r"^grid: over the sweep budget: 200001 points x 1 repetitions.*limit of 100000 runs"):
+        SweepPlan.from_toml_str(PLAN.split("[grid]")[0].replace("repetitions = 5", "repetitions = 1")
+                                + f'[grid]\n"flows[0].params.x" = [{values}]\n')
+    assert applied == []
+
+
 def test_base_file_grid_product_and_params(tmp_path: Path) -> None:
     (tmp_path / "scenarios").mkdir()
     (tmp_path / "scenarios" / "base.toml").write_text(BASE_FILE)

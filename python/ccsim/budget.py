@@ -17,12 +17,13 @@ an order of magnitude, not the meter; ``--max-events`` / ``--max-memory`` raise 
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccsim.engine import build_simulation
-from ccsim.errors import BudgetError
+from ccsim.errors import ArgumentError, BudgetError
 
 if TYPE_CHECKING:
     from ccsim.scenario import Scenario
@@ -58,6 +59,16 @@ class Budget:
     max_memory_bytes: float = 4 * 2**30
     max_sweep_runs: int = 100_000
     refuse_up_front: bool = True
+
+    def __post_init__(self) -> None:
+        # A NaN limit would compare False against every estimate and lift the limit silently; a
+        # string would fail later, inside the run, as a bare TypeError.
+        for name in ("max_events", "max_memory_bytes", "max_sweep_runs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+                raise ArgumentError(f"{name}: must be a number > 0, or math.inf for no limit; got {value!r}")
+        if not isinstance(self.refuse_up_front, bool):
+            raise ArgumentError(f"refuse_up_front: must be True or False; got {self.refuse_up_front!r}")
 
 
 DEFAULT_BUDGET = Budget()
@@ -180,7 +191,12 @@ def events_field(cost: Estimate) -> str:
 
 def free_memory_bytes() -> float | None:
     """Memory this process can still take: the system's available memory (Linux ``MemAvailable``),
-    and the room left under ``RLIMIT_AS``; None where neither is known."""
+    and the room left under ``RLIMIT_AS`` (``ulimit -v``): the limit minus the **resident** memory.
+    Not minus the address space in use (``VmSize``): the engine's allocator (mimalloc) reserves a
+    1 GiB arena at import when the limit allows it, which the run's own allocations then fill
+    without growing the address space; counted as used, it made the room under ``ulimit -v 2000000``
+    (587 MB) barely more than under ``ulimit -v 1000000`` (506 MB, no arena), refusing ordinary runs.
+    None where neither is known."""
     candidates = []
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
@@ -195,8 +211,8 @@ def free_memory_bytes() -> float | None:
 
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
         if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/statm", encoding="ascii") as f:
-                used = float(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            with open("/proc/self/statm", encoding="ascii") as f:  # size resident shared ... (pages)
+                used = float(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
             candidates.append(max(0.0, soft - used))
     except (ImportError, OSError, ValueError):
         pass

@@ -697,15 +697,19 @@ def print_summary(result: Any, console: Console) -> None:
 def summary_document(result: Any, out: Path) -> dict[str, Any]:
     """What ``ccsim run --json`` prints: the run summary, the per-flow and per-link summary rows
     (NaN as null) and where the run was written."""
-    from ccsim.result import json_safe  # lazy: start-up time (pandas, pyarrow)
+    from ccsim.result import bottleneck_name, json_safe, run_summary_shown  # lazy: start-up time (pandas, pyarrow)
 
+    links = result.link_summary.to_dict("records")
+    run_summary = run_summary_shown(result.run_summary)
+    if "bottleneck_link" in run_summary:  # its row in "links"; the name says which link that is
+        run_summary["bottleneck_name"] = bottleneck_name(run_summary, [row.get("link") for row in links])
     return json_safe({
         "directory": str(out),
         "seed": result.meta.get("seed"),
         "git_revision": result.meta.get("git_revision"),
-        "run_summary": result.run_summary,
+        "run_summary": run_summary,
         "flows": result.summary.to_dict("records"),
-        "links": result.link_summary.to_dict("records"),
+        "links": links,
     })
 
 

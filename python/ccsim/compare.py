@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim.errors import ArgumentError
+from ccsim.text import safe_csv_cell
 from ccsim.outdir import write_directory
 from ccsim.result import Result
 
@@ -224,6 +225,12 @@ def write_comparison(comparison: Comparison, a: Result, b: Result, out: Path, fo
 
     def write(staging: Path) -> None:
         table = comparison.rows.rename(columns={"a": comparison.label_a, "b": comparison.label_b})
+        # flow names and run labels: no raw control character, no spreadsheet formula (ccsim.text)
+        table = table.rename(columns=safe_csv_cell)
+        for i in range(table.shape[1]):  # by position: the two labels may be the same
+            cells = table.iloc[:, i]
+            if cells.dtype == object or pd.api.types.is_string_dtype(cells.dtype):
+                table.isetitem(i, cells.map(safe_csv_cell, na_action="ignore"))
         table.to_csv(staging / CSV_FILE, index=False, float_format="%.6g")
         if plots:
             from ccsim.plots import plot_runs_overlaid  # lazy: matplotlib

@@ -72,6 +72,14 @@ def check_scenario(scenario: ResolvedScenario) -> None:
         raise e.with_field(scenario.user_field(e.field)) from None
 
 
+def validate_resolved_json(document: str) -> None:
+    """The engine's check of a resolved document given as JSON text (a recorded ``meta.json``'s),
+    raising ScenarioError with the engine's field; nothing when the extension is not importable."""
+    core, _ = _import_core()
+    if core is not None:
+        core.validate_resolved(document)
+
+
 def build_simulation(scenario: ResolvedScenario, seed: int) -> Any:
     """An engine Simulation for ``scenario``; the engine re-validates and raises ScenarioError."""
     return load_core().Simulation(scenario.resolved_json, seed)

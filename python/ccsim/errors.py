@@ -81,8 +81,11 @@ class EngineError(CcsimError, RuntimeError):
     instead of ending the interpreter."""
 
 
-class ArgumentError(CcsimError, TypeError):
-    """A Python API function was called with an argument of the wrong type (``ccsim.run(123)``)."""
+class ArgumentError(CcsimError, TypeError, ValueError):
+    """A Python API function was called with an argument of the wrong type (``ccsim.run(123)``) or a
+    value no call can take (``Budget(max_events=math.nan)``, a path holding a NUL byte); a command-line
+    option given a value it cannot take. Both a TypeError and a ValueError, so code written against
+    either built-in still catches it."""
 
 
 class OutputExistsError(CcsimError, FileExistsError):

@@ -35,6 +35,8 @@ def read_text_limited(path: str | Path, limit: int = MAX_TEXT_BYTES) -> str:
         raise ScenarioError(name, "no such file") from None
     except OSError as e:
         raise ScenarioError(name, f"cannot read: {e.strerror or e.__class__.__name__}") from None
+    except ValueError:  # os.open's "embedded null byte"
+        raise ScenarioError(name.replace("\0", "\\0"), "not a file name: it contains a NUL byte") from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -107,6 +109,6 @@ def inside(path: Path, directory: Path) -> bool:
     """Whether ``path`` resolves (symlinks followed) to a place inside ``directory``."""
     try:
         target, root = path.resolve(), directory.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in the name
         return False
     return target == root or root in target.parents

@@ -6,7 +6,6 @@ command line (docs/reports.md): the busiest link, Jain's flow set named, percent
 from __future__ import annotations
 
 import base64
-import html
 import math
 import tempfile
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from ccsim.binning import nice_bin_s
 from ccsim.precision import fmt_percentile
+from ccsim.text import safe_html
 
 __all__ = ["result_html", "sweep_html"]
 
@@ -28,12 +28,12 @@ def _num(value: Any, scale: float = 1.0, fmt: str = "{:.3f}") -> str:
 
 def _img(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img style="max-width:100%" src="data:image/png;base64,{data}" alt="{html.escape(path.stem)}">'
+    return f'<img style="max-width:100%" src="data:image/png;base64,{data}" alt="{safe_html(path.stem)}">'
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(f"<th>{safe_html(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{safe_html(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table class=ccsim-summary><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -57,12 +57,12 @@ def result_html(result: Any, figure: bool = True) -> str:
     flagged = links[links["bottleneck"]] if "bottleneck" in links else links.iloc[0:0]
     name = str(flagged["link"].iloc[0]) if len(flagged) else "bottleneck"
     counted = list(s.loc[s["in_jain"].astype(bool), "name"]) if "in_jain" in s else []
-    facts = (f"<p>bottleneck <b>{html.escape(name)}</b> (the busiest link): utilisation "
+    facts = (f"<p>bottleneck <b>{safe_html(name)}</b> (the busiest link): utilisation "
              f"{_num(r.get('bottleneck_utilisation'), 100, '{:.1f} %')}, mean queueing delay "
              f"{_num(r.get('bottleneck_qdelay_mean_ms'), 1, '{:.1f} ms')}; Jain index "
-             f"{_num(r.get('jain_index'))} over {html.escape(', '.join(map(str, counted)) or 'no flow')}; "
-             f"seed {html.escape(str(result.meta.get('seed')))}</p>")
-    parts = [f"<div class=ccsim-result><b>ccsim run</b> {html.escape(repr(result))}", table, facts]
+             f"{_num(r.get('jain_index'))} over {safe_html(', '.join(map(str, counted)) or 'no flow')}; "
+             f"seed {safe_html(str(result.meta.get('seed')))}</p>")
+    parts = [f"<div class=ccsim-result><b>ccsim run</b> {safe_html(repr(result))}", table, facts]
     if figure and not result.flows.empty:
         from ccsim import plots  # lazy: start-up time (matplotlib)
 
@@ -79,7 +79,7 @@ def sweep_html(sweep: Any, figure: bool = True) -> str:
     """Mean goodput with its 95 % CI per point (and per flow name), and goodput against the first
     swept parameter."""
     summary = sweep.summary
-    parts = [f"<div class=ccsim-sweep><b>ccsim sweep</b> {html.escape(repr(sweep))}"]
+    parts = [f"<div class=ccsim-sweep><b>ccsim sweep</b> {safe_html(repr(sweep))}"]
     params = list(sweep.plan.parameters)
     if not summary.empty and {"metric", "mean"} <= set(summary.columns):
         rows = summary[(summary["metric"] == "goodput_bps") & (summary.get("scope", "flow") == "flow")]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -37,10 +38,16 @@ __all__ = [
     "writer_lock",
     "tree_files",
     "write_directory",
+    "remove_stale_staging",
+    "STAGING_FILE",
 ]
 
 MARKER_FILE = ".ccsim-files"
 LOCK_FILE = ".ccsim-lock"
+# In a staging directory while it is written: "<pid> <process start time>" of the writer, so a later
+# ccsim can tell a directory left by a killed writer from one still being written (remove_stale_staging).
+STAGING_FILE = ".ccsim-staging"
+_STAGING_NAME = re.compile(r"\..+\.(\d+)\.[0-9a-f]{8}\.tmp")  # _sibling(out, "tmp")
 _HEADER = "# ccsim output directory: the files ccsim wrote here, one per line; --force removes only these\n"
 _MAX_MARKER_BYTES = 64 * 1024 * 1024  # a sweep of 10^5 runs lists ~5 MB
 
@@ -203,15 +210,19 @@ def write_directory(out: Path, force: bool, write: Callable[[Path], None], what:
     removed) and an existing ``out`` is replaced only with ``force``, and only the files ccsim wrote
     there. ``what`` names the directory in errors ("run directory")."""
     check_output_dir(out, force)
+    remove_stale_staging(out.parent)
     staging = _sibling(out, "tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         staging.mkdir()  # not mkdtemp: that would make the directory private (0700)
+        (staging / STAGING_FILE).write_text(f"{os.getpid()} {_started(os.getpid())}\n", encoding="ascii")
     except OSError as e:  # --out /proc/x, a read-only or full file system, a file on the way
+        shutil.rmtree(staging, ignore_errors=True)
         reason = "a file is in the way, not a directory" if isinstance(e, FileExistsError) else e.strerror
         raise CcsimError(f"{out}: cannot create the output directory ({reason or e.__class__.__name__})") from None
     try:
         write(staging)
+        (staging / STAGING_FILE).unlink()
         _replace_dir(staging, out, force)
     except BaseException as e:
         shutil.rmtree(staging, ignore_errors=True)
@@ -251,3 +262,60 @@ def _replace_dir(staging: Path, out: Path, force: bool) -> None:
 def _sibling(out: Path, tag: str) -> Path:
     """A hidden, unused name next to ``out`` (same filesystem, so os.replace is a rename)."""
     return out.parent / f".{out.name}.{os.getpid()}.{os.urandom(4).hex()}.{tag}"
+
+
+def remove_stale_staging(parent: Path) -> list[Path]:
+    """Removes the staging directories in ``parent`` that a killed writer left (SIGKILL, a power
+    cut: nothing ran to remove them) and returns them. Only ccsim's own are touched: a directory
+    (not a link) named as :func:`_sibling` names them, owned by this user, holding the
+    :data:`STAGING_FILE` stamp of the process named in its name, and that process no longer runs (its
+    pid is gone, or belongs to a process started at another time). A staging directory still being
+    written, and anything else, stays."""
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _STAGING_NAME.fullmatch(entry.name)
+        if not m:
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            stamp = Path(entry.path) / STAGING_FILE
+            if stamp.is_symlink() or not stamp.is_file():
+                continue
+            pid_text, _, started = stamp.read_text(encoding="ascii").strip().partition(" ")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if pid_text != m.group(1) or _writer_runs(int(pid_text), started):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _started(pid: int) -> str:
+    """The start time of process ``pid`` (Linux: field 22 of ``/proc/<pid>/stat``, clock ticks since
+    boot); ``"?"`` where it cannot be read. With the pid it names one process, even after the pid is
+    reused."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return "?"
+
+
+def _writer_runs(pid: int, started: str) -> bool:
+    """Whether the process that wrote a staging stamp still runs (when in doubt: yes)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: a process of another user has the pid
+        pass
+    now = _started(pid)
+    return started == "?" or now == "?" or now == started

@@ -67,23 +67,25 @@ def apply_overrides(toml_text: str, overrides: Iterable[str], source: str = "<st
     text of the result, headed by the overrides, which reproduces the run from a file, and notes
     for the user.
 
-    A flow whose algorithm is overridden loses the file's ``params`` for the old algorithm (they
-    would be unknown to the new one) unless a ``flows[i].params...`` override is given too; a note
-    says so."""
+    A flow whose algorithm an override changes loses the file's ``params``: they belong to the old
+    algorithm (``halve_from`` of ``binomial`` is unknown to ``chd``), so they are dropped before any
+    override is applied, and a note names them; ``flows[i].params...`` overrides given with the
+    algorithm then set the new algorithm's parameters, in any order (docs/scenario-format.md)."""
     try:
         data = tomllib.loads(toml_text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(source, f"invalid TOML: {e}") from None
     parsed = [parse_override(text) for text in overrides]
     applied, notes = [], []
+    flows = data.get("flows")
     for key, value in parsed:
         m = _ALGORITHM.match(key)
-        if m and not any(k.startswith(f"flows[{m.group(1)}].params") for k, _ in parsed):
-            flows = data.get("flows")
-            flow = flows[int(m.group(1))] if isinstance(flows, list) and int(m.group(1)) < len(flows) else None
-            if isinstance(flow, dict) and flow.get("params") and flow.get("algorithm") != value:
-                dropped = ", ".join(map(str, flow.pop("params")))
-                notes.append(f"--set {key}: the file's parameters for {flow.get('algorithm')} ({dropped}) are not used")
+        flow = flows[int(m.group(1))] if m and isinstance(flows, list) and int(m.group(1)) < len(flows) else None
+        if isinstance(flow, dict) and flow.get("params") and flow.get("algorithm") != value:
+            dropped = ", ".join(map(str, flow.pop("params")))
+            if not any(k == f"flows[{m.group(1)}].params" for k, _ in parsed):  # replaced as a whole: nothing to tell
+                notes.append(f"--set {key}: the file's parameters for {flow.get('algorithm')} ({dropped}) are dropped")
+    for key, value in parsed:
         try:
             apply_override(data, key, value)
         except ValueError as e:

@@ -38,7 +38,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ccsim.errors import CcsimError
-from ccsim.sweep_stats import t_quantile
+from ccsim.text import sanitise_figure
+from ccsim.sweep_stats import metric_range, t_quantile
 
 __all__ = [
     "active_rows",
@@ -191,15 +192,22 @@ def plot_goodput(
     capacity_bps: float | None = None,
 ) -> Path:
     """Goodput of each flow per sample interval, in Mbit/s, with the bottleneck's rate as a dotted
-    line when ``capacity_bps`` is given (a 100 ms sample can exceed it: a burst of ACKed data that
-    queued earlier is delivered within one interval).
+    line when ``capacity_bps`` is given. A sample can exceed it: goodput counts bytes when they reach
+    the receiver in order, and data held behind a lost packet becomes in order all at once when the
+    retransmission arrives (the bottleneck's own utilisation stays at or below 1 in those intervals);
+    the figure then says so under its axes (:data:`ABOVE_CAPACITY_NOTE`).
 
     With ``bin_s`` the per-interval goodput is drawn faintly and its average over bins of ``bin_s``
     seconds on top (file ``goodput_binned_<bin_s>s.png``); without it, ``goodput.png``.
     """
     return _plot_per_flow(flows, out_dir, window, names, bin_s, column="goodput_bps", scale=1e-6, step=False,
                           ylabel="goodput (Mbit/s)", title="Goodput per sample interval", stem="goodput",
-                          binned_title="Goodput", capacity_bps=capacity_bps)
+                          binned_title="Goodput", capacity_bps=capacity_bps, above_capacity_note=ABOVE_CAPACITY_NOTE)
+
+
+ABOVE_CAPACITY_NOTE = ("Samples above the bottleneck rate: goodput counts bytes when they reach the receiver in order, "
+                       "so data held behind a lost packet\nis counted all at once when its retransmission arrives "
+                       "(the bottleneck itself never carries more than its rate).")
 
 
 def _plot_per_flow(
@@ -217,9 +225,11 @@ def _plot_per_flow(
     stem: str,
     binned_title: str | None = None,
     capacity_bps: float | None = None,
+    above_capacity_note: str | None = None,
 ) -> Path:
     """One line per flow of ``column`` x ``scale`` over time; with ``bin_s``, faint samples under bin
-    means. More than MAX_FLOW_LINES flows: their spread over time instead (:func:`_plot_flow_spread`)."""
+    means. More than MAX_FLOW_LINES flows: their spread over time instead (:func:`_plot_flow_spread`).
+    ``above_capacity_note`` is written under the axes when a sample exceeds ``capacity_bps``."""
     fig, ax = _figure()
     if "flow" in flows and flows["flow"].nunique() > MAX_FLOW_LINES:
         count = _plot_flow_spread(ax, flows, column=column, scale=scale, step=step, bin_s=bin_s)
@@ -228,6 +238,9 @@ def _plot_per_flow(
         _plot_flow_lines(ax, flows, names, column=column, scale=scale, step=step, bin_s=bin_s)
     if capacity_bps:
         ax.axhline(capacity_bps * scale, color="grey", linestyle=":", linewidth=1, label="bottleneck rate")
+        if above_capacity_note and column in flows and (flows[column] > capacity_bps).any():
+            ax.annotate(above_capacity_note, xy=(0, 0), xycoords="axes fraction", xytext=(0, -32), textcoords="offset points",
+                        va="top", ha="left", fontsize="x-small", color="0.3", annotation_clip=False)
     heading = title if bin_s is None else f"{binned_title or title} ({bin_s:g} s averages)"
     _finish_time_axes(ax, ylabel, heading, window)
     return _save(fig, out_dir, f"{stem}.png" if bin_s is None else f"{stem}_binned_{bin_s:g}s.png")
@@ -447,8 +460,9 @@ def plot_throughput_delay(
     if not points.empty:
         n = 0
         for i, (name, rows) in enumerate(points.groupby(label, sort=False)):
-            xerr = rows["delay_ci_ms"] if "delay_ci_ms" in rows else None
-            yerr = rows["goodput_ci_bps"] / 1e6 if "goodput_ci_bps" in rows else None
+            # the intervals stop at zero (neither goodput nor a delay is negative), as in the tables
+            xerr = _bars_from_zero(rows[delay_column], rows["delay_ci_ms"]) if "delay_ci_ms" in rows else None
+            yerr = _bars_from_zero(rows["goodput_bps"], rows["goodput_ci_bps"]) / 1e6 if "goodput_ci_bps" in rows else None
             ax.errorbar(rows[delay_column], rows["goodput_bps"] / 1e6, xerr=xerr, yerr=yerr, fmt=series_style(i)["marker"],
                         color=series_style(i)["color"], markersize=6, capsize=3, linewidth=1, label=str(name))
             if annotate is not None and annotate in rows:
@@ -470,6 +484,12 @@ def plot_throughput_delay(
     return _save(fig, out_dir, filename)
 
 
+def _bars_from_zero(centre: pd.Series, half: pd.Series) -> np.ndarray:
+    """Error bars (below, above) of ``centre`` +- ``half``, the lower one cut at zero."""
+    centre, half = centre.to_numpy(dtype=float), half.to_numpy(dtype=float)
+    return np.array([np.minimum(half, np.maximum(centre, 0.0)), half])
+
+
 def mathis_bps(p: float | np.ndarray, mss_bytes: float, rtt_s: float, c: float = float(np.sqrt(1.5))) -> np.ndarray:
     """Mathis et al. (1997): B = MSS/RTT * C/sqrt(p), C = sqrt(3/2), in bit/s (inf at p = 0)."""
     p = np.asarray(p, dtype=float)
@@ -483,8 +503,9 @@ def _t95(n: int) -> float:
     return t_quantile(0.975, n - 1)
 
 
-def aggregate(values: pd.Series, bars: str) -> tuple[float, float, float]:
-    """(centre, low, high) of ``values``: mean and 95 % CI (``bars="ci"``) or median and 20th/80th
+def aggregate(values: pd.Series, bars: str, bounds: tuple[float, float] = (-np.inf, np.inf)) -> tuple[float, float, float]:
+    """(centre, low, high) of ``values``: mean and 95 % CI (``bars="ci"``), cut to ``bounds``, the
+    quantity's range (``sweep_stats.metric_range``, as the sweep's tables), or median and 20th/80th
     percentiles (``bars="percentiles"``, the CHD paper's convention)."""
     x = values.dropna().to_numpy(dtype=float)
     if x.size == 0:
@@ -498,7 +519,7 @@ def aggregate(values: pd.Series, bars: str) -> tuple[float, float, float]:
     if x.size < 2:
         return mean, mean, mean
     half = _t95(x.size) * float(x.std(ddof=1)) / np.sqrt(x.size)
-    return mean, mean - half, mean + half
+    return mean, max(bounds[0], mean - half), min(bounds[1], mean + half)
 
 
 def plot_sweep_goodput(
@@ -532,7 +553,7 @@ def plot_sweep_goodput(
         if param not in rows or value not in rows:
             continue
         keys = rows[param].astype(str) if categorical else rows[param]
-        stats = [(k, *aggregate(r[value], bars)) for k, r in rows.groupby(keys, sort=not categorical)]
+        stats = [(k, *aggregate(r[value], bars, metric_range(value))) for k, r in rows.groupby(keys, sort=not categorical)]
         if not stats:
             continue
         if categorical:
@@ -596,7 +617,7 @@ def plot_sweep_jain(
         if "jain_index" not in rows or param not in rows:
             continue
         keys = rows[param].astype(str) if categorical else rows[param]
-        stats = [(k, *aggregate(r["jain_index"], "ci")) for k, r in rows.groupby(keys, sort=not categorical)]
+        stats = [(k, *aggregate(r["jain_index"], "ci", metric_range("jain_index"))) for k, r in rows.groupby(keys, sort=not categorical)]
         if not stats:
             continue
         if categorical:
@@ -817,6 +838,7 @@ def _save(fig: Figure, out_dir: str | Path, filename: str) -> Path:
     if fmt is None:
         raise CcsimError(f"{path}: {path.suffix or 'no suffix'} is not a figure format (name it .png, .pdf or .svg)")
     tmp = path.with_name(f".{path.name}.tmp")
+    sanitise_figure(fig)  # flow names and labels: no raw control or bidi character (ccsim.text)
     with matplotlib.rc_context({"svg.hashsalt": "ccsim", "pdf.compression": 6}):
         fig.savefig(tmp, dpi=_DPI, format=fmt, metadata=_NO_METADATA[fmt])
     os.replace(tmp, path)

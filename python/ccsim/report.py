@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import html
 import json
 import math
 import os
@@ -37,7 +36,8 @@ from ccsim.outdir import is_owned, record_files
 from ccsim.experiments import EXPERIMENT_FILE, Experiment
 from ccsim.binning import nice_bin_s
 from ccsim.precision import fmt_percentile, is_percentile_column
-from ccsim.result import Result, git_revision
+from ccsim.result import Result, bottleneck_name, git_revision, run_summary_shown
+from ccsim.text import safe_html, safe_text
 from ccsim.sweep import load_sweep
 
 __all__ = [
@@ -161,7 +161,11 @@ def run_report_html(directory: str | Path) -> str:
         ("environment", _environment_text(meta.get("environment"))),
     ]
     body = [_facts_table(facts)]
-    body.append(_section("Run summary", _dict_table(result.run_summary)))
+    shown = run_summary_shown(result.run_summary)
+    link_names = list(result.link_summary["link"]) if "link" in result.link_summary else []
+    if bottleneck_name(shown, link_names) is not None:  # a row number means nothing to a reader
+        shown["bottleneck_link"] = f"{bottleneck_name(shown, link_names)} (row {shown['bottleneck_link']} of the link summary)"
+    body.append(_section("Run summary", _dict_table(shown)))
     body.append(_section("Flows (summary window)", _frame_html(result.summary, "summary.parquet", "flows")))
     body.append(_section("Links (summary window)", _frame_html(result.link_summary, "link_summary.parquet", "links")))
     body.append(_section("Figures", _figures_html(figures)))
@@ -231,7 +235,7 @@ def sweep_report_html(directory: str | Path, experiment: str | Experiment | None
                              plots.plot_sweep_jain(runs, x, tmp, group=others[0] if others else None)))
             scatter = sweep_scatter_points(flows, params)
             if not scatter.empty:
-                made.append(("Throughput vs 95th-percentile RTT: mean per algorithm and sweep point (1-sigma bars)",
+                made.append(("Throughput vs 95th-percentile RTT: mean per algorithm and sweep point (95 % CI bars)",
                              plots.plot_throughput_delay(scatter, tmp, label="label", annotate="point")))
         figures = [(caption, Path(path).read_bytes()) for caption, path in made]
 
@@ -249,7 +253,7 @@ def sweep_report_html(directory: str | Path, experiment: str | Experiment | None
     ]
     body = [_facts_table(facts)]
     if exp is not None:
-        lines = [f"<p>{html.escape(exp.description)}</p>", f"<p><b>Source:</b> {html.escape(exp.source)}</p>"]
+        lines = [f"<p>{safe_html(exp.description)}</p>", f"<p><b>Source:</b> {safe_html(exp.source)}</p>"]
         if _read_json(directory / EXPERIMENT_FILE).get("quick"):
             lines.append("<p class=warn>Quick mode (<code>--quick</code>): fewer points, repetitions and a shorter run; "
                          "values are indicative only.</p>")
@@ -332,9 +336,9 @@ def _claims_html(exp: Experiment, sweep: Any) -> str:
     for r in claim_rows(exp, sweep):
         rows.append(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"verdict {}\">{}</td><td>{}</td></tr>".format(
-                html.escape(r["claim"]), html.escape(r["paper"]), html.escape(r["ours"]), html.escape(r["tolerance"]),
-                r["label"].replace(" ", "-"), html.escape(r["verdict"]),
-                html.escape(r["where"]) + (f"<br><span class=warn>{html.escape(r['error'])}</span>" if r["error"] else ""),
+                safe_html(r["claim"]), safe_html(r["paper"]), safe_html(r["ours"]), safe_html(r["tolerance"]),
+                r["label"].replace(" ", "-"), safe_html(r["verdict"]),
+                safe_html(r["where"]) + (f"<br><span class=warn>{safe_html(r['error'])}</span>" if r["error"] else ""),
             )
         )
     return ("<table class=claims><thead><tr><th>claim</th><th>paper</th><th>ours</th><th>tolerance</th>"
@@ -439,15 +443,15 @@ def _page(title: str, body: Iterable[str]) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n"
         '<meta name=viewport content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-        f"<h1>{html.escape(title)}</h1>\n" + "\n".join(body) +
-        f"\n<footer>written by ccsim {html.escape(_current_version())} (ccsim report) at {generated}; "
+        f"<title>{safe_html(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<h1>{safe_html(title)}</h1>\n" + "\n".join(body) +
+        f"\n<footer>written by ccsim {safe_html(_current_version())} (ccsim report) at {generated}; "
         "self-contained: figures are embedded PNGs, no external resources.</footer>\n</body>\n</html>\n"
     )
 
 
 def _section(heading: str, content: str) -> str:
-    return f"<section>\n<h2>{html.escape(heading)}</h2>\n{content}\n</section>"
+    return f"<section>\n<h2>{safe_html(heading)}</h2>\n{content}\n</section>"
 
 
 def _figures_html(figures: list[tuple[str, bytes]]) -> str:
@@ -458,7 +462,7 @@ def _figures_html(figures: list[tuple[str, bytes]]) -> str:
         data = base64.b64encode(png).decode("ascii")
         parts.append(
             f'<figure class=ccsim-figure id="fig{i}"><img src="data:image/png;base64,{data}" '
-            f'alt="{html.escape(caption, quote=True)}"><figcaption>Figure {i}. {html.escape(caption)}</figcaption></figure>'
+            f'alt="{safe_html(caption, quote=True)}"><figcaption>Figure {i}. {safe_html(caption)}</figcaption></figure>'
         )
     return "\n".join(parts)
 
@@ -470,13 +474,15 @@ def _frame_html(frame: pd.DataFrame | None, source: str | None = None, rows: str
         return "<p>(empty)</p>"
     note = ""
     if source is not None and len(frame) > MAX_TABLE_ROWS:
-        note = (f"<p>The first {MAX_TABLE_ROWS:,} of {len(frame):,} {html.escape(rows)}; every row is in "
-                f"<code>{html.escape(source)}</code>.</p>")
+        note = (f"<p>The first {MAX_TABLE_ROWS:,} of {len(frame):,} {safe_html(rows)}; every row is in "
+                f"<code>{safe_html(source)}</code>.</p>")
         frame = frame.head(MAX_TABLE_ROWS)
     shown = frame.copy()
+    shown.columns = [safe_text(c, None) for c in shown.columns]
     for column in shown.columns:  # tables and lists in cells (swept queue tables) as compact text
-        if shown[column].dtype == object:
-            shown[column] = shown[column].map(_short)
+        if shown[column].dtype == object or pd.api.types.is_string_dtype(shown[column].dtype):
+            # flow names: no raw control or bidi character (ccsim.text)
+            shown[column] = shown[column].map(lambda v: safe_text(_short(v), None), na_action="ignore")
         elif is_percentile_column(column):  # histogram percentiles: the digits they have (ccsim.precision)
             shown[column] = shown[column].map(fmt_percentile)
     table = shown.to_html(index=False, na_rep="-", float_format=_fmt_float, border=0, escape=True)
@@ -487,7 +493,7 @@ def _dict_table(values: dict[str, Any]) -> str:
     if not values:
         return "<p>(empty)</p>"
     rows = "".join(
-        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(fmt_percentile(v) if is_percentile_column(k) else _short(v))}</td></tr>"
+        f"<tr><td>{safe_html(str(k))}</td><td>{safe_html(fmt_percentile(v) if is_percentile_column(k) else _short(v))}</td></tr>"
         for k, v in values.items()
     )
     return f"<table class=facts><tbody>{rows}</tbody></table>"
@@ -495,13 +501,13 @@ def _dict_table(values: dict[str, Any]) -> str:
 
 def _facts_table(facts: list[tuple[str, Any]]) -> str:
     rows = "".join(
-        f"<tr><th>{html.escape(k)}</th><td>{html.escape(_short(v) if v is not None else '-')}</td></tr>" for k, v in facts
+        f"<tr><th>{safe_html(k)}</th><td>{safe_html(_short(v) if v is not None else '-')}</td></tr>" for k, v in facts
     )
     return f"<table class=facts><tbody>{rows}</tbody></table>"
 
 
 def _pre(text: str) -> str:
-    return f"<pre>{html.escape(text or '', quote=False)}</pre>"
+    return f"<pre>{safe_html(text or '', quote=False, keep=chr(10) + chr(9))}</pre>"
 
 
 def _fmt_float(x: float) -> str:

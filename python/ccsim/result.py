@@ -27,6 +27,7 @@ import json
 import math
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -38,8 +39,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim._version import __version__, installed_version
-from ccsim.engine import algorithms, built_revision
-from ccsim.errors import CcsimError
+from ccsim.arguments import path_argument, table_name
+from ccsim.engine import algorithms, built_revision, validate_resolved_json
+from ccsim.errors import CcsimError, ScenarioError
 from ccsim.files import read_record
 from ccsim.lean_imports import Refuse
 from ccsim.outdir import write_directory
@@ -102,7 +104,7 @@ class Result:
 
     def table(self, name: str) -> pa.Table:
         """A table as written to its Parquet file (Arrow), without converting it to pandas."""
-        return self._tables[name]
+        return self._tables[table_name(name, self._tables)]
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -136,11 +138,11 @@ class Result:
     @classmethod
     def load(cls, directory: str | Path) -> "Result":
         """Reads a directory written by :meth:`save`."""
-        directory = Path(directory)
+        directory = path_argument(directory, "directory")
         meta_path, meta = read_record(directory, META_FILE, "scenario", "ccsim run")
+        _check_meta_types(meta_path, meta)
+        _check_recorded_scenario(meta_path, meta["scenario"])
         run_summary = meta.pop("run_summary", {})
-        if not isinstance(run_summary, dict):
-            raise CcsimError(f"{meta_path}: run_summary: must be a table")
         tables = {}
         for name in TABLE_FILES:
             path = directory / f"{name}.parquet"
@@ -156,7 +158,7 @@ class Result:
 
     def save(self, directory: str | Path, force: bool = False, plots: bool = True) -> Path:
         """Writes the run directory atomically; an existing one is replaced only with ``force=True``."""
-        return write_directory(Path(directory), force, lambda staging: self._write(staging, plots), "run directory")
+        return write_directory(path_argument(directory, "directory"), force, lambda staging: self._write(staging, plots), "run directory")
 
     def _write(self, directory: Path, plots: bool) -> None:
         meta = dict(self.meta, run_summary=self.run_summary)
@@ -185,6 +187,56 @@ class Result:
         flows = self.scenario.get("flows", [])
         duration_s = self.scenario.get("duration_ns", 0) / 1e9
         return f"<ccsim.Result {len(flows)} flows, {duration_s:g} s, seed {self.meta.get('seed')}>"
+
+
+# The type of each field of meta.json the front end reads (a field may be missing: an older ccsim
+# or the testbed wrote the record).
+_META_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "ccsim_version": ((str,), "a string"),
+    "git_revision": ((str, type(None)), "a string or null"),
+    "seed": ((int,), "an integer"),
+    "scenario_toml": ((str,), "a string"),
+    "algorithm_params": ((dict,), "a table"),
+    "engine_stats": ((dict,), "a table"),
+    "wall_time_s": ((int, float, type(None)), "a number or null"),
+    "environment": ((dict, type(None)), "a table or null"),
+    "run_summary": ((dict,), "a table"),
+}
+
+
+def _check_meta_types(meta_path: Path, meta: dict[str, Any]) -> None:
+    for key, (types, what) in _META_TYPES.items():
+        if key in meta and (isinstance(meta[key], bool) or not isinstance(meta[key], types)):
+            raise CcsimError(f"{meta_path}: {key}: must be {what} (got {type(meta[key]).__name__})")
+    for key, value in meta.get("run_summary", {}).items():  # every figure of the run: a number (NaN: null)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise CcsimError(f"{meta_path}: run_summary.{key}: must be a number or null (got {type(value).__name__})")
+
+
+def _check_recorded_scenario(meta_path: Path, scenario: dict[str, Any]) -> None:
+    """The resolved scenario of a ``meta.json`` (a file that may have been edited or shared), checked
+    before anything reads it: a field of the wrong type is one CcsimError naming it, not a
+    TypeError in a plot. The engine checks a document of its own format; one of another format (an
+    older ccsim) has the keys the front end reads checked by type."""
+    from ccsim.scenario import RESOLVED_FORMAT  # lazy: pydantic, for reading a record only
+
+    if scenario.get("ccsim_resolved") == RESOLVED_FORMAT:
+        try:
+            validate_resolved_json(json.dumps(scenario))  # nothing to check with when there is no engine
+        except ScenarioError as e:
+            reason = re.sub(r" at line \d+ column \d+$", "", e.reason)
+            raise CcsimError(f"{meta_path}: scenario.{e.field}: {reason}") from None
+        return
+    for key in ("duration_ns", "sample_interval_ns", "measure_start_ns", "measure_end_ns"):
+        value = scenario.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CcsimError(f"{meta_path}: scenario.{key}: must be an integer (got {type(value).__name__})")
+    flows = scenario.get("flows", [])
+    if not isinstance(flows, list):
+        raise CcsimError(f"{meta_path}: scenario.flows: must be an array")
+    for i, flow in enumerate(flows):
+        if not isinstance(flow, dict) or not isinstance(flow.get("name", ""), str):
+            raise CcsimError(f"{meta_path}: scenario.flows[{i}]: must be a table with a string name")
 
 
 def _engine_table(value: Any) -> pa.Table:
@@ -257,6 +309,27 @@ def _one_line(value: Any, encode: Callable[[Any], str]) -> str:
         return encode(value)
     except ValueError:  # NaN or infinity: null, as json_safe writes them
         return encode(json_safe(value))
+
+
+# The run summary's counts: the engine hands every value over as a float (1.0 flows, 6538.0 events);
+# shown to people and in `ccsim run --json` they are integers.
+RUN_SUMMARY_COUNTS = frozenset({"flows", "jain_flows", "bottleneck_link", "bottleneck_drops_queue", "bottleneck_drops_random",
+                                "events", "bottleneck_packets"})
+
+
+def run_summary_shown(run_summary: dict[str, Any]) -> dict[str, Any]:
+    """``run_summary`` with its counts as integers (where they are whole numbers; NaN stays)."""
+    return {key: int(value) if key in RUN_SUMMARY_COUNTS and isinstance(value, float) and value.is_integer() else value
+            for key, value in run_summary.items()}
+
+
+def bottleneck_name(run_summary: dict[str, Any], link_names: list[str]) -> str | None:
+    """The name of the link ``run_summary["bottleneck_link"]`` designates (its row in the link
+    summary), or None."""
+    row = run_summary.get("bottleneck_link")
+    if isinstance(row, (int, float)) and not isinstance(row, bool) and math.isfinite(row) and 0 <= int(row) < len(link_names):
+        return str(link_names[int(row)])
+    return None
 
 
 def json_safe(value: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ccsim.budget import (DEFAULT_BUDGET, MEMORY_HINT, PY_BYTES_PER_CELL, RAISE_HINT, Budget, Estimate, check, estimate_simulation,
                           event_limit, events_field, memory_limit)
 from ccsim.engine import algorithms, build_simulation, load_core
+from ccsim.arguments import path_argument
 from ccsim.errors import ArgumentError, BudgetError, ResourceError, ScenarioError
 from ccsim.files import MAX_TEXT_BYTES
 from ccsim.progress import ProgressBar
@@ -40,6 +41,7 @@ def scenario_source(scenario: Scenario | str | Path) -> tuple[Scenario, str]:
     if isinstance(scenario, str) and "\n" in scenario:
         return _from_text(scenario), scenario
     if isinstance(scenario, (str, os.PathLike)):
+        scenario = path_argument(scenario, "scenario")
         text = read_scenario_text(scenario)
         return Scenario.from_toml_str(text, source=str(scenario)), text
     raise ArgumentError(f"scenario: must be a ccsim.Scenario, a file path (str or pathlib.Path) or, with ccsim.run_toml, "

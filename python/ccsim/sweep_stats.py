@@ -16,9 +16,18 @@ import functools
 import math
 from typing import Sequence
 
-__all__ = ["t_quantile", "describe", "PERCENTILES"]
+__all__ = ["t_quantile", "describe", "metric_range", "PERCENTILES", "AT_MOST_ONE"]
 
 PERCENTILES = (20, 50, 80)  # as the CHD paper (Hayes & Armitage 2010) reports its box plots
+# Every quantity the sweep tables summarise is a count, a rate, a time, a delay or a fraction: none is
+# negative, and these are also at most 1 (docs/sweeps.md, "Intervals").
+AT_MOST_ONE = frozenset({"jain_index", "loss_rate"})
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """The values ``metric`` (a column of the sweep tables) can take: [0, 1] for Jain's index and loss
+    rates, [0, inf) for everything else (counts, rates, times, delays, utilisation)."""
+    return (0.0, 1.0) if metric in AT_MOST_ONE else (0.0, math.inf)
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -131,9 +140,11 @@ def _percentile(ordered: Sequence[float], q: float) -> float:
     return a + diff * gamma
 
 
-def describe(values: Sequence[float]) -> dict[str, float]:
+def describe(values: Sequence[float], bounds: tuple[float, float] = (-math.inf, math.inf)) -> dict[str, float]:
     """n, mean, std (n-1), 95 % t interval of the mean, p20/p50/p80 (linear interpolation) of the
-    finite values; NaN where undefined (the interval needs n >= 2)."""
+    finite values; NaN where undefined (the interval needs n >= 2). The interval is cut to
+    ``bounds``, the range of the quantity (:func:`metric_range`): the mean of counts cannot be
+    negative, so neither is its interval's lower end (timeouts 0.4 gave [-0.28, 1.08], now [0, 1.08])."""
     x = [float(v) for v in values if v is not None]
     x = [v for v in x if math.isfinite(v)]
     n = len(x)
@@ -148,7 +159,7 @@ def describe(values: Sequence[float]) -> dict[str, float]:
         deviations = [v - mean for v in x]
         std = math.sqrt(_sum([d * d for d in deviations]) / (n - 1))
         half = t_quantile(0.975, n - 1) * std / math.sqrt(n)
-        out.update(std=std, ci95_low=mean - half, ci95_high=mean + half)
+        out.update(std=std, ci95_low=max(bounds[0], mean - half), ci95_high=min(bounds[1], mean + half))
     ordered = sorted(x)
     for q in PERCENTILES:
         out[f"p{q}"] = _percentile(ordered, q)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ccsim.errors import CcsimError
 from ccsim.scenario import Scenario
+from ccsim.text import sanitise_figure
 
 __all__ = ["scenario_with", "rows_at", "pyplot", "save_figure"]
 
@@ -70,6 +71,7 @@ def pyplot() -> Any:
 def save_figure(fig: Any, out_dir: Path, filename: str, dpi: float | None = None) -> Path:
     """Lays out ``fig``, writes it to ``out_dir / filename`` (at ``dpi``, matplotlib's default when
     None), closes it, and returns the path."""
+    sanitise_figure(fig)  # user strings (flow names) as every figure shows them (ccsim.text)
     fig.tight_layout()
     path = out_dir / filename
     fig.savefig(path, dpi=dpi)

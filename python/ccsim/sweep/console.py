@@ -55,8 +55,11 @@ def print_sweep_summary(result: SweepResult, console: Any) -> None:
         pid = point["point_id"]
         mean = stat(pid, "total_goodput_bps", "mean")
         half = stat(pid, "total_goodput_bps", "ci95_high") - mean
+        low = stat(pid, "total_goodput_bps", "ci95_low")
         utilisation = stat(pid, "bottleneck_utilisation", "mean")
         goodput = "-" if math.isnan(mean) else f"{mean / 1e6:.3f}" + ("" if math.isnan(half) else f" ± {half / 1e6:.3f}")
+        if not math.isnan(half) and mean - low < 0.999 * half:  # cut at 0 (docs/sweeps.md): the interval itself
+            goodput = f"{mean / 1e6:.3f} [{low / 1e6:.3f}, {(mean + half) / 1e6:.3f}]"
         table.add_row(
             pid.split("-")[0],
             *[_show_value(point[p]) for p in plan.parameters],

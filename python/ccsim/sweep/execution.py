@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterator, NamedTuple, NoReturn
 import pyarrow as pa
 
 from ccsim.budget import Budget, free_memory_bytes
-from ccsim.errors import CcsimError
+from ccsim.arguments import kind_of, path_argument
+from ccsim.errors import ArgumentError, CcsimError
 from ccsim.lean_imports import numpy_bridge_missing
 from ccsim.progress import ProgressBar
 from ccsim.result import defer_pandas_in_pyarrow
@@ -175,8 +176,10 @@ def run_sweep(
     lists the run ids this call ran.
     """
     if not isinstance(plan, SweepPlan):
-        plan = SweepPlan.from_toml(plan)
-    out = Path(out_dir)
+        if not isinstance(plan, (str, os.PathLike)):
+            raise ArgumentError(f"plan: must be a SweepPlan or a plan file path (str or pathlib.Path); got {kind_of(plan)}")
+        plan = SweepPlan.from_toml(path_argument(plan, "plan"))
+    out = path_argument(out_dir, "out_dir")
     if resume and force:
         raise CcsimError("give resume or force, not both")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):

@@ -32,8 +32,9 @@ import tomli_w
 
 from ccsim._version import __version__
 from ccsim.budget import DEFAULT_BUDGET, Budget, check, check_sweep_size, estimate_simulation
+from ccsim.arguments import kind_of, path_argument, text_argument
 from ccsim.engine import build_simulation, known_algorithms
-from ccsim.errors import ScenarioError
+from ccsim.errors import ArgumentError, ScenarioError
 from ccsim.files import inside, read_text_limited
 from ccsim.scenario import Scenario
 
@@ -146,13 +147,17 @@ class SweepPlan:
         """The plan in file ``path``; its ``base`` must lie inside the plan's directory unless
         ``allow_outside_paths`` (a shared plan must not read ``/etc/passwd`` or ``../../x``). A plan
         of more runs than ``budget`` allows, or with a run over it, is refused (``None`` lifts it)."""
-        path = Path(path)
+        path = path_argument(path, "path")
         text = read_text_limited(path)
         return cls.from_toml_str(text, base_dir=path.parent, source=str(path), allow_outside_paths=allow_outside_paths, budget=budget)
 
     @classmethod
     def from_toml_str(cls, text: str, base_dir: str | Path | None = None, source: str = "<string>", allow_outside_paths: bool = False,
                       budget: Budget | None = DEFAULT_BUDGET) -> "SweepPlan":
+        text_argument(text, "text", "TOML text")
+        text_argument(source, "source", "a name for the text")
+        if base_dir is not None:
+            base_dir = path_argument(base_dir, "base_dir")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -191,6 +196,8 @@ class SweepPlan:
         else:
             if not isinstance(base_ref, str):
                 raise ScenarioError("sweep.base", f"must be a file name (got {base_ref!r})")
+            if "\0" in base_ref:
+                raise ScenarioError("sweep.base", "not a file name: it contains a NUL byte")
             base_path = Path(base_ref)
             if not base_path.is_absolute() and base_dir is not None:
                 base_path = Path(base_dir) / base_path
@@ -238,6 +245,8 @@ class SweepPlan:
     # -- validation ---------------------------------------------------------------------------------
 
     def _validate(self) -> None:
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise ArgumentError(f"budget: must be a ccsim.Budget or None; got {kind_of(self.budget)}")
         reps = self.repetitions
         if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
             raise ScenarioError("sweep.repetitions", f"must be an integer >= 1 (got {reps!r})")
@@ -258,9 +267,13 @@ class SweepPlan:
                 raise ScenarioError("grid", "must be a table mapping override paths to arrays of values")
             self.grid = {path: list(v) if isinstance(v, tuple) else v for path, v in self.grid.items()}
             for path, values in self.grid.items():
-                label = f'grid."{path}"'
                 if not isinstance(values, list) or not values:
-                    raise ScenarioError(label, "must be a non-empty array of values")
+                    raise ScenarioError(f'grid."{path}"', "must be a non-empty array of values")
+            # before any value is checked (a deep copy of the base each) or the product expanded:
+            # a key of 10^6 values, or 8 keys of 10 values, is refused in microseconds
+            check_sweep_size(math.prod(len(v) for v in self.grid.values()), reps, self.budget, "grid")
+            for path, values in self.grid.items():
+                label = f'grid."{path}"'
                 self._check_path(path, label)
                 for i, value in enumerate(values):  # where the path leads: independent of the other values
                     try:
@@ -268,8 +281,6 @@ class SweepPlan:
                     except ValueError as e:
                         raise ScenarioError(f"{label}[{i}]", str(e)) from None
             keys = list(self.grid)
-            # before the product is expanded: 8 keys of 10 values are 10^8 points
-            check_sweep_size(math.prod(len(v) for v in self.grid.values()), reps, self.budget, "grid")
             combos, labels, blames = [], [], []
             for index, picks in enumerate(itertools.product(*(range(len(self.grid[k])) for k in keys))):
                 overrides = {k: self.grid[k][i] for k, i in zip(keys, picks)}
@@ -291,14 +302,17 @@ class SweepPlan:
 
         width = max(3, len(str(len(combos) - 1)))
         self._points, self._scenarios = [], {}
-        seen: dict[str, str] = {}
+        seen: dict[bytes, str] = {}
         for index, (overrides, label, blame) in enumerate(zip(combos, labels, blames)):
             scenario = self._scenario_for(overrides, label, blame)
-            digest = _digest(scenario)
+            digest = hashlib.sha256(canonical_text(scenario).encode()).digest()
+            # Two points are the same scenario when their whole canonical documents are: the full
+            # SHA-256 stands for the text (a collision is 2^-128 likely at 2^64 points), never the
+            # 32 bits of the point id, which collide at 1 % of 10,000 points.
             if digest in seen:
                 raise ScenarioError(label, f"gives the same scenario as {seen[digest]}")
             seen[digest] = label
-            point_id = f"p{index:0{width}d}-{digest}"
+            point_id = f"p{index:0{width}d}-{digest.hex()[:POINT_HASH_DIGITS]}"
             self._points.append(SweepPoint(point_id, overrides))
             self._scenarios[point_id] = scenario
 
@@ -422,6 +436,12 @@ def _engine_check(scenario: Scenario, budget: Budget | None) -> None:
     check(estimate_simulation(build_simulation(scenario, scenario.run.seed)), scenario, budget)
 
 
-def _digest(scenario: Scenario) -> str:
-    text = json.dumps(scenario.resolve(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
+# Hex digits of the scenario's SHA-256 in a point id (``p003-1a2b3c4d``): a name for people and part
+# files, unique with the index before it; equality of points compares the whole hash, not these.
+POINT_HASH_DIGITS = 8
+
+
+def canonical_text(scenario: Scenario) -> str:
+    """The point's resolved scenario as canonical JSON (sorted keys, no spaces): two points are the
+    same scenario exactly when their texts are equal."""
+    return json.dumps(scenario.resolve(), sort_keys=True, separators=(",", ":"))

@@ -24,12 +24,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ccsim.budget import DEFAULT_BUDGET
+from ccsim.arguments import path_argument, table_name
 from ccsim.errors import CcsimError, OutputExistsError
 from ccsim.files import read_json, read_record
 from ccsim.outdir import LOCK_FILE, check_replaceable, record_files, remove_owned_files
 from ccsim.result import json_safe, read_parquet
 from ccsim.sweep.plan import SweepPlan, SweepRun
-from ccsim.sweep_stats import describe
+from ccsim.sweep_stats import describe, metric_range
 
 __all__ = [
     "SweepResult",
@@ -248,7 +249,7 @@ class SweepResult:
 
     def table(self, name: str) -> Any:
         """A consolidated table as written to its Parquet file (Arrow, unless given as a DataFrame)."""
-        return self._tables[name]
+        return self._tables[table_name(name, self._tables)]
 
     def _repr_html_(self) -> str:
         """Jupyter: mean goodput with 95 % CIs per point, and goodput against the first swept parameter."""
@@ -264,7 +265,7 @@ class SweepResult:
 
 def load_sweep(directory: str | Path) -> SweepResult:
     """Reads a sweep directory written by :func:`run_sweep`."""
-    directory = Path(directory)
+    directory = path_argument(directory, "directory")
     meta_path, meta = read_record(directory, SWEEP_FILE, "plan", "sweep")
     # The runs are done, so their cost is not checked again; the plan's size is (a sweep.json is shared
     # like a plan, so its grid may not expand to more runs than it records, bounded by the file's size).
@@ -380,7 +381,7 @@ def summarize(plan: SweepPlan, tables: dict[str, Any]) -> Any:
         order = {pid: k for k, (pid, _) in enumerate(plan.points())}
         for (pid, name), idx in sorted(groups.items(), key=lambda g: (order[g[0][0]], g[1][0])):
             for metric in metrics:
-                stats = describe([data[metric][i] for i in idx])
+                stats = describe([data[metric][i] for i in idx], metric_range(metric))
                 if stats["n"] == 0:
                     continue  # e.g. one-way delay columns of a TCP flow
                 row = {"point_id": pid}
