@@ -78,8 +78,8 @@ const COARSE_SPARE: usize = 64;
 /// is the event, or its entries are sorted into `run`; with the wheel empty, the earliest event of
 /// the first marked coarse slot, or of the radix heap, makes its slot the current one. Most events
 /// are scheduled a few µs to a few ms ahead (a packet's transmission, the next hop, the host's send
-/// jitter) and are placed once, where a heap would move them around (docs/performance.md,
-/// "Instructions per packet", compares them).
+/// jitter) and are placed once, where a heap would move them around (docs/performance.md, "What
+/// makes the engine fast").
 ///
 /// Ties are served first in, first out without an insertion number, the order of the key (time,
 /// insertion number) of the binary heap this replaced, event for event. Where an entry goes
@@ -462,8 +462,7 @@ impl EventQueue {
 /// it. Scheduling is a bit scan and a push; when `due` runs out, the lowest non-empty bucket's
 /// earliest time becomes the new `last` and that bucket is spread over `due` and the buckets
 /// below. Each entry moves down a few times in its life instead of paying a heap's log n
-/// comparisons on every pop; docs/performance.md ("Instructions per packet") compares it with the
-/// binary and 4-ary heaps and with the 128-bit (time, insertion number) key it replaced.
+/// comparisons on every pop (docs/performance.md, "What makes the engine fast").
 ///
 /// Ties are served first in, first out without an insertion number, because every line (`due`,
 /// each bucket, `early`) holds its entries in the order they were scheduled:

@@ -24,9 +24,9 @@ use crate::tcp::Sender;
 pub const SUMMARY_COLUMNS: f64 = 37.0;
 /// One flow (a web transfer): the `Flow` and its boxed sender, and what they allocate (the
 /// controller, the scoreboard and receiver's buffers, the host stage, the RTT histogram's buckets,
-/// the name and route). The allocations are the figure measured for a NewReno flow by
-/// `examples/memory_per_flow.rs` (docs/performance.md: about 11 kB of heap per flow, of which the
-/// `Flow` and sender, the two access links and the summary row, counted on their own, are 6 kB).
+/// the name and route). The allocations are set from what `examples/memory_per_flow.rs` measures
+/// for a NewReno flow, erring high (docs/performance.md, "Memory per flow": about 6.7 kB of heap per
+/// flow in all, with its two idle access links and its share of the results).
 /// A web transfer drops its sender once it is over, so this overstates a finished one.
 pub const FLOW_BYTES: f64 = (size_of::<Flow>() + size_of::<Sender>()) as f64 + FLOW_HEAP_BYTES;
 /// The allocations of one flow, as measured (see `FLOW_BYTES`).

@@ -146,7 +146,7 @@ impl Recorder {
     fn sample_flows(&mut self, now: Time, t: f64, from: Time, secs: f64, first: bool, sampled: &[u32], flows: &mut [Flow], links: usize) -> bool {
         // At the first sample, room for every row the run's samples can add (this one and those
         // after it, a row per flow and per link each): the tables then never grow by copying
-        // themselves (docs/performance.md, "Scaling with flows and link rate").
+        // themselves (docs/performance.md, "Sampling").
         let interval_ns = self.sample_interval.as_nanos().max(1) as u64;
         let samples_left = (self.end.0 / interval_ns).saturating_sub(now.0 / interval_ns) as usize + 1;
         if first {
@@ -164,8 +164,7 @@ impl Recorder {
         // When the TCP flows that get a row are those that got one at the previous sample, their
         // rows (and metric rows) start as copies of that sample's and only the flows whose sender
         // or receiver moved since are read again: most flows of a run of many flows wait out a
-        // retransmission timeout from one sample to the next (docs/performance.md, "Eleventh
-        // pass: sampling unchanged flows").
+        // retransmission timeout from one sample to the next (docs/performance.md, "Sampling").
         let (rows_at, metrics_at) = (self.flows.len(), self.cc.len());
         let block = self.block.take();
         let repeat = self.repeat_rows && block.is_some_and(|b| self.cc.reserve(b.metrics) && same_flows_keep_rows(sampled, flows, now, from, b.rows));

@@ -5,7 +5,7 @@
 //! as its key among the names met; the finished table holds them as a [`Column::Dict`], each name
 //! once). At a run of 10,000 flows the tables get a row per flow and per link every interval, more
 //! rows than the bottleneck carries packets, so what a row costs is what sampling costs
-//! (docs/performance.md, "Scaling with flows and link rate"): the recorder writes a sample's flow
+//! (docs/performance.md, "Sampling"): the recorder writes a sample's flow
 //! and metric rows in batches a column at a time ([`FlowSeries::extend_rows`],
 //! [`CcSeries::extend_metrics`]) and its link rows as idle ones by a fill, overwriting the rows of
 //! the links that were busy ([`LinkSeries::push_idle`], [`LinkSeries::set_row`]).
