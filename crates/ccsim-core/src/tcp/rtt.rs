@@ -35,6 +35,10 @@ pub struct RttEstimator {
     min_ns: u64,
     max_ns: u64,
     timer: RtoTimer,
+    /// The estimator's outputs, written whenever it changes (a sample, an expiry) and read on every
+    /// ACK without a match over the estimators: SRTT and the timer's value, backoff included.
+    srtt: Option<Duration>,
+    rto_ns: u64,
 }
 
 /// The retransmission-timer estimator, chosen once (`tcp.rto_estimator`).
@@ -130,7 +134,9 @@ impl RttEstimator {
             RtoEstimator::Ns2 => RtoTimer::Ns2(Box::new(Ns2Rto::new(initial_rto, min_rto, max_rto, granularity))),
             RtoEstimator::Freebsd => RtoTimer::Freebsd(FreebsdRto::new(initial_rto, min_rto, max_rto, granularity)),
         };
-        RttEstimator { min: None, max: None, latest: None, min_ns: u64::MAX, max_ns: 0, timer }
+        let mut e = RttEstimator { min: None, max: None, latest: None, min_ns: u64::MAX, max_ns: 0, timer, srtt: None, rto_ns: 0 };
+        e.publish();
+        e
     }
 
     /// Records a raw sample for the algorithms (latest, lifetime min/max) without touching the RTO estimator;
@@ -155,27 +161,31 @@ impl RttEstimator {
     /// times its own segment and ignores the echo (`newack` without timestamps).
     #[inline]
     pub fn on_new_ack(&mut self, ackno: u64, snd_max: u64, now: Time, sample: Option<(Duration, u64)>) {
-        match &mut self.timer {
-            RtoTimer::Rfc6298(s) => {
-                if let Some((_, r_ns)) = sample {
-                    s.sample(r_ns);
-                }
-            }
-            RtoTimer::Linux(s, linux) => {
-                if let Some((r, _)) = sample {
+        let changed = match &mut self.timer {
+            RtoTimer::Rfc6298(s) => sample.map(|(_, r_ns)| s.sample(r_ns)).is_some(),
+            RtoTimer::Linux(s, linux) => sample
+                .map(|(r, _)| {
                     let rto = linux.sample(r, ackno, snd_max, Duration::from_nanos(s.min_rto_ns));
                     s.take_linux(linux, rto);
-                }
-            }
-            RtoTimer::Ns2(ns2) => {
-                ns2.on_ack(ackno, now);
-            }
-            RtoTimer::Freebsd(f) => {
-                if let Some((r, _)) = sample {
-                    f.sample(Time(now.0.saturating_sub(r.as_nanos() as u64)), now); // the echoed send time
-                }
-            }
+                })
+                .is_some(),
+            RtoTimer::Ns2(ns2) => ns2.on_ack(ackno, now).is_some(),
+            // the echoed send time
+            RtoTimer::Freebsd(f) => sample.map(|(r, _)| f.sample(Time(now.0.saturating_sub(r.as_nanos() as u64)), now)).is_some(),
+        };
+        if changed {
+            self.publish();
         }
+    }
+
+    /// Writes the estimator's SRTT and timer value where every ACK reads them.
+    #[inline]
+    fn publish(&mut self) {
+        (self.srtt, self.rto_ns) = match &self.timer {
+            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => (s.srtt, s.rto_ns()),
+            RtoTimer::Ns2(ns2) => (ns2.srtt(), ns(ns2.rto())),
+            RtoTimer::Freebsd(f) => (f.srtt(), ns(f.rto())),
+        };
     }
 
     /// New data ending at `seq_end` left at `now` (ns-2 starts timing it if no segment is timed).
@@ -201,6 +211,7 @@ impl RttEstimator {
             RtoTimer::Ns2(ns2) => ns2.on_timeout(),
             RtoTimer::Freebsd(f) => f.on_timeout(),
         }
+        self.publish();
     }
 
     /// Consecutive expiries of the timer without a valid RTT sample, the latest one included.
@@ -215,11 +226,7 @@ impl RttEstimator {
     /// The smoothed RTT of the estimator, once there is a sample.
     #[inline]
     pub fn srtt(&self) -> Option<Duration> {
-        match &self.timer {
-            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.srtt,
-            RtoTimer::Ns2(ns2) => ns2.srtt(),
-            RtoTimer::Freebsd(f) => f.srtt(),
-        }
+        self.srtt
     }
 
     /// RTTVAR (RFC 6298), Linux's `rttvar` (4 times the deviation it tracks, divided by 4), or
@@ -240,11 +247,7 @@ impl RttEstimator {
     /// `rto()` in nanoseconds.
     #[inline]
     pub fn rto_ns(&self) -> u64 {
-        match &self.timer {
-            RtoTimer::Rfc6298(s) | RtoTimer::Linux(s, _) => s.rto_ns(),
-            RtoTimer::Ns2(ns2) => ns(ns2.rto()),
-            RtoTimer::Freebsd(f) => ns(f.rto()),
-        }
+        self.rto_ns
     }
 
     /// When a timer started at `now` expires (`now + rto()`, RFC 6298 5.1 and 5.3), without a
