@@ -55,13 +55,16 @@
 //! * **ack_delay** of the ACK-train test is Linux's `hystart_ack_delay`, min(1 ms, 4 · 64 KiB /
 //!   pacing rate) with Linux's unpaced pacing rate (`tcp_update_pacing_rate`: 2 · cwnd · MSS /
 //!   srtt in slow start); no `fq`, so the threshold is halved as Linux does without pacing.
+//! * **Slow start is Linux's `cwnd < ssthresh`** ([`super::linux_cong::in_slow_start`]) under every
+//!   profile: the module's rules are written against it; the `freebsd9` profile's `cwnd <= ssthresh`
+//!   is not applied to this algorithm.
 //! * **HZ** is 1000 (jiffies of 1 ms); kernels built with HZ = 250 round the epoch clock to 4 ms.
 //! * **Disorder**: Linux calls `cong_avoid` only for ACKs that advance snd_una outside a window
 //!   reduction; so does this module (`bytes_acked > 0`, not in recovery).
 
 use std::time::Duration;
 
-use super::linux_cong::{cwnd_segments, slow_start, CongAvoidCount, Delivered};
+use super::linux_cong::{cwnd_segments, in_slow_start, slow_start, CongAvoidCount, Delivered};
 use crate::params::{ParamReader, ParamSpec};
 use crate::time::Time;
 use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, Window};
@@ -351,7 +354,7 @@ impl Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay_us {
             self.delay_min_us = delay_us;
         }
-        if !self.found && w.in_slow_start() && self.hystart && cwnd_segments(w) >= self.hystart_low_window {
+        if !self.found && in_slow_start(w) && self.hystart && cwnd_segments(w) >= self.hystart_low_window {
             self.hystart_update(w, ack, delay_us);
         }
     }
@@ -362,7 +365,7 @@ impl Cubic {
             return;
         }
         let mut acked = acked;
-        if w.in_slow_start() {
+        if in_slow_start(w) {
             acked = slow_start(w, acked);
             if acked == 0 {
                 return;
@@ -602,7 +605,7 @@ mod tests {
             s.ack_rtt(MSS, ms(46));
         }
         assert_eq!(s.metric("hystart_found"), Some(1.0));
-        assert!(s.w.ssthresh_bytes < u64::MAX && !s.w.in_slow_start(), "ssthresh = cwnd ends slow start");
+        assert!(s.w.ssthresh_bytes < u64::MAX && !in_slow_start(&s.w), "ssthresh = cwnd ends slow start");
         // A rise below the threshold does not.
         let mut s = cubic_with(&[("hystart_detect", ParamValue::Number(2.0))]);
         s.w.cwnd_bytes = 16 * MSS;

@@ -14,6 +14,14 @@ use crate::{AckSample, Window};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CongAvoidCount(pub u64);
 
+/// Linux `tcp_in_slow_start`: cwnd < ssthresh. The Linux modules use it whatever the stack's
+/// [`crate::SlowStartRule`]: their rules are written against it (Vegas, for one, sets ssthresh =
+/// cwnd to leave slow start, which FreeBSD's `cwnd <= ssthresh` would read as still in slow start,
+/// and its window would stop growing there).
+pub fn in_slow_start(w: &Window) -> bool {
+    w.cwnd_bytes < w.ssthresh_bytes
+}
+
 /// cwnd in whole segments (Linux `tcp_snd_cwnd`), at least one.
 pub fn cwnd_segments(w: &Window) -> u64 {
     (w.cwnd_bytes / w.mss_bytes).max(1)
@@ -52,7 +60,7 @@ impl CongAvoidCount {
             return;
         }
         let mut acked = acked;
-        if w.in_slow_start() {
+        if in_slow_start(w) {
             acked = slow_start(w, acked);
             if acked == 0 {
                 return;
@@ -86,7 +94,14 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn window(cwnd: u64, ssthresh: u64) -> Window {
-        Window { cwnd_bytes: cwnd * MSS, ssthresh_bytes: ssthresh * MSS, mss_bytes: MSS, slow_start: SlowStartRule::Linux }
+        Window { cwnd_bytes: cwnd * MSS, ssthresh_bytes: ssthresh * MSS, mss_bytes: MSS, slow_start: SlowStartRule::Freebsd }
+    }
+
+    #[test]
+    fn slow_start_is_linux_cwnd_below_ssthresh_whatever_the_stack_rule() {
+        let w = window(10, 10);
+        assert!(w.in_slow_start(), "FreeBSD's rule: cwnd <= ssthresh");
+        assert!(!in_slow_start(&w), "Linux's: cwnd < ssthresh");
     }
 
     #[test]

@@ -39,9 +39,12 @@
 //! * Disorder is approximated: Linux leaves Open when SACKed or lost segments are outstanding and
 //!   returns when none are; here a duplicate ACK outside recovery leaves it and the next ACK of new
 //!   data outside recovery returns.
+//! * **Slow start is Linux's `cwnd < ssthresh`** ([`super::linux_cong::in_slow_start`]) under every
+//!   profile: the module's rules are written against it; the `freebsd9` profile's `cwnd <= ssthresh`
+//!   is not applied to this algorithm.
 //! * Segments counted from `delivered_bytes` (Linux `acked_sacked`), rounded up.
 
-use super::linux_cong::{cwnd_segments, slow_start, CongAvoidCount, Delivered};
+use super::linux_cong::{cwnd_segments, in_slow_start, slow_start, CongAvoidCount, Delivered};
 use crate::params::{ParamReader, ParamSpec};
 use crate::time::Time;
 use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, Window};
@@ -143,11 +146,11 @@ impl Vegas {
         self.diff = diff;
         self.decisions += 1;
         let vegas_ssthresh = |w: &Window| w.ssthresh_bytes.min(w.cwnd_bytes);
-        if diff > self.gamma && w.in_slow_start() {
+        if diff > self.gamma && in_slow_start(w) {
             // Too fast: cwnd to the actual rate times baseRTT, plus one for the truncation.
             w.cwnd_bytes = w.cwnd_bytes.min((target + 1) * self.mss);
             w.ssthresh_bytes = vegas_ssthresh(w);
-        } else if w.in_slow_start() {
+        } else if in_slow_start(w) {
             slow_start(w, acked);
         } else if diff > self.beta {
             w.cwnd_bytes = w.cwnd_bytes.saturating_sub(self.mss);
@@ -202,7 +205,7 @@ impl CongestionControl for Vegas {
             }
             self.cnt_rtt = 0;
             self.min_rtt_us = u64::MAX;
-        } else if w.in_slow_start() {
+        } else if in_slow_start(w) {
             slow_start(w, acked);
         }
     }
@@ -252,16 +255,15 @@ impl CongestionControl for Vegas {
 mod tests {
     use super::*;
     use crate::testkit::Script;
-    use crate::{ParamValue, SlowStartRule};
+    use crate::ParamValue;
     use std::time::Duration;
 
     const MSS: u64 = 1000;
 
     fn vegas() -> Script<Vegas> {
         let init = Script::<Vegas>::init(MSS, 10, 2);
-        let mut s = Script::new(Vegas::new(&ParamMap::new(), &init).unwrap(), init);
-        s.w.slow_start = SlowStartRule::Linux;
-        s
+        // The scripted window keeps the default (FreeBSD) slow-start rule: Vegas must use Linux's.
+        Script::new(Vegas::new(&ParamMap::new(), &init).unwrap(), init)
     }
 
     /// One RTT on a path of `bdp` segments and base RTT 100 ms: every segment beyond the BDP waits
@@ -302,11 +304,11 @@ mod tests {
         let mut peak = 0;
         for _ in 0..4 {
             peak = peak.max(one_rtt(&mut s, 16));
-            if !s.w.in_slow_start() {
+            if !in_slow_start(&s.w) {
                 break;
             }
         }
-        assert!(!s.w.in_slow_start(), "still in slow start at cwnd {}", s.w.cwnd_bytes / MSS);
+        assert!(!in_slow_start(&s.w), "still in slow start at cwnd {}", s.w.cwnd_bytes / MSS);
         assert_eq!(s.w.ssthresh_bytes, s.w.cwnd_bytes);
         let diff = s.metric("diff_pkts").unwrap();
         assert!(diff > 1.0, "diff {diff}");
