@@ -11,15 +11,20 @@ from ccsim.scenario import Scenario
 
 
 def dumbbell(rate: str, one_way: str, queue: str, flows: list[dict], duration: str = "60s", loss: float = 0.0,
-             measure: list[str] | None = None) -> Scenario:
+             measure: list[str] | None = None, tcp: dict | None = None, sample_interval: str | None = None) -> Scenario:
     run: dict = {"duration": duration}
     if measure:
         run["measure"] = measure
-    return Scenario.from_dict({
+    if sample_interval:
+        run["sample_interval"] = sample_interval
+    data = {
         "run": run,
         "topology": {"kind": "dumbbell", "bottleneck_rate": rate, "bottleneck_delay": one_way, "queue": queue, "loss": loss},
         "flows": flows,
-    })
+    }
+    if tcp:
+        data["tcp"] = tcp
+    return Scenario.from_dict(data)
 
 
 def bottleneck_after(result: ccsim.Result, t_s: float):
@@ -114,3 +119,51 @@ def test_htcp_scales_on_a_long_fat_path_where_newreno_does_not() -> None:
     htcp, newreno = utilisation("htcp"), utilisation("newreno")
     assert htcp > 0.8, f"htcp utilisation {htcp:.3f}"
     assert htcp > 1.5 * newreno, f"htcp {htcp:.3f} vs newreno {newreno:.3f}"
+
+
+# --- today's baselines: CUBIC against its law (RFC 9438), Vegas's queue (alpha, beta) -------------
+
+LINUX = {"profile": "linux"}  # both are Linux modules
+
+def cubic_epochs(result: ccsim.Result):
+    """Per congestion-avoidance epoch ended by a loss: (t since the epoch start, cwnd, metrics)."""
+    metrics = result.cc_metrics.pivot_table(index="time_s", columns="name", values="value")
+    rows = result.flows.set_index("time_s")[["cwnd_pkts"]].join(metrics, how="inner")
+    last = rows.index[-1]
+    for start, epoch in rows[(rows.epoch_start_s >= 0) & (rows.w_max_pkts > 0)].groupby("epoch_start_s"):
+        if len(epoch) > 10 and epoch.index[-1] < last - 0.5:
+            yield epoch.assign(t_s=epoch.index - start)
+
+
+def test_cubic_window_follows_c_t_minus_k_cubed_plus_w_max_on_a_long_fat_path() -> None:
+    """100 Mbit/s, 100 ms, 1 BDP: W(t) = 0.4 (t - K)^3 + W_max, K = cbrt((W_max - cwnd_epoch)/0.4),
+    within 2 % over every whole epoch (docs/algorithms/cubic.md: 0.57 % at worst)."""
+    scenario = dumbbell("100Mbit", "50ms", "833pkt", [{"algorithm": "cubic"}], duration="40s", tcp=LINUX, sample_interval="10ms")
+    epochs = list(cubic_epochs(ccsim.run(scenario, seed=1)))
+    assert len(epochs) >= 3
+    for epoch in epochs:
+        w_max, cwnd0 = epoch.w_max_pkts.iloc[0], epoch.cwnd_pkts.iloc[0]
+        k = np.cbrt((w_max - cwnd0) / 0.4)
+        law = 0.4 * (epoch.t_s - k) ** 3 + w_max
+        worst = float(((epoch.cwnd_pkts - law).abs() / law).max())
+        assert worst < 0.02, f"epoch at {epoch.index[0]:.2f} s: worst relative error {worst:.2%}"
+        assert (epoch.target_pkts >= epoch.reno_cwnd_pkts).all(), "the cubic curve governs on this path"
+
+
+def test_cubic_reno_friendly_estimate_governs_small_windows() -> None:
+    """10 Mbit/s, 40 ms, 1 BDP, 0.2 % random loss: windows of 20-40 packets, where the emulated Reno
+    window rises faster than the cubic curve for most of each epoch (RFC 9438 section 4.3)."""
+    scenario = dumbbell("10Mbit", "20ms", "33pkt", [{"algorithm": "cubic"}], duration="60s", loss=0.002, tcp=LINUX)
+    metrics = ccsim.run(scenario, seed=1).cc_metrics.pivot_table(index="time_s", columns="name", values="value")
+    in_ca = metrics[metrics.epoch_start_s >= 0]
+    share = float((in_ca.reno_cwnd_pkts > in_ca.target_pkts).mean())
+    assert share > 0.5, f"Reno estimate above the cubic target in only {share:.0%} of the samples"
+
+
+@pytest.mark.parametrize("flows", [1, 3])
+def test_vegas_keeps_between_alpha_and_beta_segments_queued_per_flow(flows: int) -> None:
+    result = ccsim.run(dumbbell("10Mbit", "20ms", "84pkt", [{"algorithm": "vegas", "count": flows}], tcp=LINUX), seed=1)
+    settled = bottleneck_after(result, 20)
+    assert settled.drops_queue.sum() == 0
+    assert 2 * flows <= settled.queue_pkts.mean() <= 4 * flows + 1, f"mean queue {settled.queue_pkts.mean():.1f} packets"
+    assert result.run_summary["bottleneck_utilisation"] > 0.95

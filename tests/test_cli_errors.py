@@ -153,11 +153,11 @@ def test_output_path_that_is_a_file_is_refused(tmp_path):
 
 def test_unknown_algorithm_names_the_field(tmp_path):
     pytest.importorskip("ccsim._core")
-    scenario = _write(tmp_path, SINGLE.replace('algorithm = "newreno"', 'algorithm = "cubic"'))
+    scenario = _write(tmp_path, SINGLE.replace('algorithm = "newreno"', 'algorithm = "no_such_cc"'))
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["run", str(scenario), "--out", str(out)])
     assert result.exit_code == 2, result.output
-    assert _one_error_line(result).startswith("error: flows[0].algorithm: unknown algorithm 'cubic' (known: ")
+    assert _one_error_line(result).startswith("error: flows[0].algorithm: unknown algorithm 'no_such_cc' (known: ")
     assert not out.exists()
 
 

@@ -340,11 +340,11 @@ def test_unknown_algorithm_is_named_with_the_known_ones():
     known = [a["name"] for a in core.algorithms()]
     assert "newreno" in known
     data = example()
-    data["flows"][0]["algorithm"] = "cubic"
+    data["flows"][0]["algorithm"] = "no_such_cc"
     with pytest.raises(ScenarioError) as e:
         Scenario.from_dict(data)
     assert e.value.field == "flows[0].algorithm"
-    assert e.value.reason == f"unknown algorithm 'cubic' (known: {', '.join(known)})"
+    assert e.value.reason == f"unknown algorithm 'no_such_cc' (known: {', '.join(known)})"
 
 
 def test_toml_syntax_error_names_the_file(tmp_path):

@@ -85,6 +85,12 @@ builtin_algorithms! {
     DelayAimd => delay_aimd::DelayAimd,
         "delay-based AIMD on the H-TCP increase: backoff beta = min(delta*RTTmin/RTT, 0.9) when queueing delay >= tau0, delay-based limited slow start",
         "Leith, Shorten, McCullagh, Heffner, Dunn, Baker, Delay-based AIMD congestion control, PFLDnet 2007, Algorithm 1, eqs. 1-7";
+    Cubic => cubic::Cubic,
+        "CUBIC: W(t) = C(t-K)^3 + W_max after a loss (beta 0.7, C 0.4), Reno-friendly region, fast convergence, HyStart (Linux tcp_cubic.c defaults)",
+        "RFC 9438; Ha, Rhee, Xu, SIGOPS OSR 2008; Ha & Rhee, HyStart 2011; Linux net/ipv4/tcp_cubic.c";
+    Vegas => vegas::Vegas,
+        "Vegas: once per RTT keep between alpha 2 and beta 4 segments queued (cwnd*(RTT-baseRTT)/baseRTT), slow start until gamma 1 (Linux tcp_vegas.c)",
+        "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c";
 }
 
 impl CongestionControl for Cc {
@@ -128,8 +134,8 @@ mod tests {
         let init = Script::<crate::testkit::FixedWindow>::init(1448, 3, 2);
         let cc = build("newreno", &ParamMap::new(), &init).unwrap();
         assert_eq!(cc.name(), "newreno");
-        let e = build("cubic", &ParamMap::new(), &init).err().unwrap();
-        assert!(e.to_string().contains("unknown algorithm \"cubic\""), "{e}");
+        let e = build("no_such_cc", &ParamMap::new(), &init).err().unwrap();
+        assert!(e.to_string().contains("unknown algorithm \"no_such_cc\""), "{e}");
         assert!(e.to_string().contains("newreno"));
     }
 

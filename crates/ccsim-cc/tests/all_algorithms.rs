@@ -67,3 +67,11 @@ fn catalog_has_every_algorithm_of_the_papers() {
         assert!(names.contains(&want), "{want} is not registered");
     }
 }
+
+#[test]
+fn catalog_has_todays_baselines() {
+    let names: Vec<&str> = catalog().iter().map(|a| a.name).collect();
+    for want in ["cubic", "vegas"] {
+        assert!(names.contains(&want), "{want} is not registered");
+    }
+}

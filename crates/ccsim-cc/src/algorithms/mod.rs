@@ -16,3 +16,6 @@ pub mod tcp_limit;
 pub mod htcp_increase;
 pub mod htcp;
 pub mod delay_aimd;
+pub mod linux_cong;
+pub mod cubic;
+pub mod vegas;
