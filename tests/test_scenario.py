@@ -78,7 +78,7 @@ def test_load_scenario_accepts_a_path_or_toml_text():
 
 # The example of docs/internals.md, which examples/single_flow.toml describes.
 INTERNALS_EXAMPLE = {
-    "ccsim_resolved": 3,
+    "ccsim_resolved": 4,
     "duration_ns": 60000000000,
     "sample_interval_ns": 100000000,
     "measure_start_ns": 0,
@@ -87,10 +87,10 @@ INTERNALS_EXAMPLE = {
         "kind": "dumbbell",
         "bottleneck": {"rate_bps": 10000000, "delay_ns": 20000000,
                        "queue": {"kind": "droptail", "limit": {"pkts": 84}},
-                       "loss_rate": 0.0, "loss_changes": []},
+                       "loss_rate": 0.0, "loss_changes": [], "loss_model": {"kind": "bernoulli"}},
         "reverse": {"rate_bps": 10000000, "delay_ns": 20000000,
                     "queue": {"kind": "droptail", "limit": {"pkts": 10000}},
-                    "loss_rate": 0.0, "loss_changes": []},
+                    "loss_rate": 0.0, "loss_changes": [], "loss_model": {"kind": "bernoulli"}},
         "access_rate_bps": 1000000000,
         "access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
         "reverse_access_queue": {"kind": "droptail", "limit": {"pkts": 1000}},
@@ -169,7 +169,7 @@ def test_topology_options_resolve():
     assert topo["bottleneck"]["queue"] == {"kind": "droptail", "limit": {"bytes": 150_000}}
     assert topo["bottleneck"]["loss_rate"] == 0.01
     assert topo["reverse"] == {"rate_bps": 1_000_000, "delay_ns": 20_000_000,
-                               "queue": {"kind": "droptail", "limit": {"pkts": 20}}, "loss_rate": 0.0, "loss_changes": []}
+                               "queue": {"kind": "droptail", "limit": {"pkts": 20}}, "loss_rate": 0.0, "loss_changes": [], "loss_model": {"kind": "bernoulli"}}
     assert topo["access_rate_bps"] == 100_000_000
 
 

@@ -66,7 +66,7 @@ VOIP_DEFAULT_MEAN_ON_NS = 1_000_000_000
 VOIP_DEFAULT_MEAN_OFF_NS = 1_350_000_000
 WEB_DEFAULT_SIZE_SHAPE = 1.2
 # The version of the resolved document this front end writes (docs/resolved-scenario.md).
-RESOLVED_FORMAT = 3
+RESOLVED_FORMAT = 4
 MAX_FLOW_COUNT = 10_000  # per [[flows]] entry: a typo such as count = 100000 should not build 100000 flows
 MAX_TOTAL_FLOWS = 100_000  # in all: 300 entries of count = 10000 in a 12 kB file would build 3 million
 
@@ -152,10 +152,19 @@ Intervals = Annotated[
 ]
 
 
+# The Gilbert-Elliott model's keys (netem `loss gemodel p r 1-h 1-k`): the two transition
+# probabilities per packet and the loss probability in each state.
+_GILBERT_ELLIOTT_KEYS = ("p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad")
+
+
 def _parse_loss(value: Any) -> Any:
-    """A link's random loss: a probability (``0.01``, ``"1%"``) or a schedule of steps
-    ``[["0s", 0.0], ["15s", 0.01]]``, from each time on that probability. The schedule starts at 0s,
-    its times increase, every probability is in [0, 1)."""
+    """A link's random loss: a probability (``0.01``, ``"1%"``), a schedule of steps
+    ``[["0s", 0.0], ["15s", 0.01]]`` (from each time on that probability; the schedule starts at 0s,
+    its times increase, every probability is in [0, 1)), or the bursty losses of the Gilbert-Elliott
+    model, ``{ model = "gilbert_elliott", p_good_to_bad = 0.01, p_bad_to_good = 0.3, loss_good = 0,
+    loss_bad = 1 }``."""
+    if isinstance(value, dict):
+        return _parse_gilbert_elliott(value)
     if not isinstance(value, (list, tuple)):
         return _loss_probability(value)
     if not value:
@@ -176,6 +185,28 @@ def _parse_loss(value: Any) -> Any:
     return steps
 
 
+def _parse_gilbert_elliott(value: dict[str, Any]) -> dict[str, Any]:
+    """``{ model = "gilbert_elliott", ... }`` -> the resolved ``loss_model``: transition probabilities
+    in (0, 1] (the chain must leave each state), loss probabilities in [0, 1]."""
+    if value.get("model") != "gilbert_elliott":
+        raise ScenarioError("model", f'a loss table is a loss model: model = "gilbert_elliott" (got {value.get("model")!r})')
+    for key in value:
+        if key != "model" and key not in _GILBERT_ELLIOTT_KEYS:
+            raise ScenarioError(key, f"unknown key of the Gilbert-Elliott model (its keys: {', '.join(_GILBERT_ELLIOTT_KEYS)})")
+    model: dict[str, Any] = {"kind": "gilbert_elliott"}
+    for key in _GILBERT_ELLIOTT_KEYS:
+        if key not in value:
+            raise ScenarioError(key, "required")
+        try:
+            p = units.parse_probability(value[key])
+        except ScenarioError as e:
+            raise e.with_field(key) from None
+        if key.startswith("p_") and p == 0.0:
+            raise ScenarioError(key, "must be above 0: the chain must leave each state")
+        model[key] = p
+    return model
+
+
 def _loss_probability(value: Any) -> float:
     p = units.parse_probability(value)
     if p >= 1.0:
@@ -184,18 +215,24 @@ def _loss_probability(value: Any) -> float:
 
 
 def _format_loss(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {"model": "gilbert_elliott", **{k: value[k] for k in _GILBERT_ELLIOTT_KEYS}}
     if isinstance(value, list):
         return [[units.format_time(at), p] for at, p in value]
     return value
 
 
-def resolve_loss(value: "float | list[tuple[int, float]] | None") -> dict[str, Any]:
-    """The resolved link keys of a loss setting: ``loss_rate`` from 0s and the later ``loss_changes``."""
+def resolve_loss(value: "float | list[tuple[int, float]] | dict[str, Any] | None") -> dict[str, Any]:
+    """The resolved link keys of a loss setting: ``loss_rate`` from 0s, the later ``loss_changes``
+    and the ``loss_model`` (Bernoulli with those, or Gilbert-Elliott with neither)."""
+    bernoulli = {"kind": "bernoulli"}
     if value is None:
-        return {"loss_rate": 0.0, "loss_changes": []}
+        return {"loss_rate": 0.0, "loss_changes": [], "loss_model": bernoulli}
+    if isinstance(value, dict):
+        return {"loss_rate": 0.0, "loss_changes": [], "loss_model": dict(value)}
     if isinstance(value, list):
-        return {"loss_rate": value[0][1], "loss_changes": [{"at_ns": at, "loss_rate": p} for at, p in value[1:]]}
-    return {"loss_rate": value, "loss_changes": []}
+        return {"loss_rate": value[0][1], "loss_changes": [{"at_ns": at, "loss_rate": p} for at, p in value[1:]], "loss_model": bernoulli}
+    return {"loss_rate": value, "loss_changes": [], "loss_model": bernoulli}
 
 
 def _note_link(keys: KeyScope, rate: str, delay: str, queue: str, loss: str, value: Any) -> None:
@@ -207,6 +244,7 @@ def _note_link(keys: KeyScope, rate: str, delay: str, queue: str, loss: str, val
     _note_queue(keys, "queue", queue)
     keys.note("loss_rate", loss)
     keys.note("loss_changes", loss)
+    keys.note("loss_model", loss, same_below=True)
     for k in range(len(value) - 1 if isinstance(value, list) else 0):
         keys.note(f"loss_changes[{k}]", f"{loss}[{k + 1}]")
 
@@ -216,10 +254,10 @@ def _note_queue(keys: KeyScope, resolved: str, user_key: str) -> None:
     keys.note(f"{resolved}.mean_pkt_bytes", f"{user_key}.mean_pkt_size")
 
 
-# Random loss on a link: constant, or a step schedule over time.
-Loss = Annotated[Union[float, list[tuple[int, float]]], BeforeValidator(_parse_loss), PlainSerializer(_format_loss, when_used="json")]
+# Random loss on a link: constant, a step schedule over time, or the Gilbert-Elliott model.
+Loss = Annotated[Union[float, list[tuple[int, float]], dict[str, Any]], BeforeValidator(_parse_loss), PlainSerializer(_format_loss, when_used="json")]
 OptLoss = Annotated[
-    Union[float, list[tuple[int, float]], None],
+    Union[float, list[tuple[int, float]], dict[str, Any], None],
     BeforeValidator(_optional(_parse_loss)),
     PlainSerializer(_optional_fmt(_format_loss), when_used="json"),
 ]

@@ -89,7 +89,7 @@ pub fn web(arrival_rate: f64, size_mean_bytes: u64) -> Value {
 pub fn dumbbell(rate_bps: u64, delay_ns: u64, queue_pkts: u64, duration_ns: u64, sample_interval_ns: u64, traffic: &[Value]) -> Value {
     let link = |pkts: u64| {
         json!({"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": {"kind": "droptail", "limit": {"pkts": pkts}},
-               "loss_rate": 0.0, "loss_changes": []})
+               "loss_rate": 0.0, "loss_changes": [], "loss_model": {"kind": "bernoulli"}})
     };
     let flows: Vec<Value> = traffic
         .iter()

@@ -15,6 +15,7 @@ pub mod link;
 pub mod loss_schedule;
 pub mod packet;
 pub mod queue;
+pub mod random_loss;
 pub mod ranges;
 pub mod scenario;
 pub mod sim;

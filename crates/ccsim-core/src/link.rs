@@ -13,7 +13,7 @@ use std::time::Duration;
 use ccsim_cc::{Rng, Time};
 
 use crate::histogram::Histogram;
-use crate::loss_schedule::LossSchedule;
+use crate::random_loss::LinkLoss;
 use crate::packet::{Packet, SackBlocks};
 use crate::queue::{Discipline, QueueDiscipline, QueueState};
 
@@ -144,8 +144,8 @@ pub struct Link {
     pub delay: Duration,
     delay_ns: u64,
     tx: TxTime,
-    /// Random loss probability over time (constant unless the scenario changes it).
-    loss: LossSchedule,
+    /// The random loss process (`random_loss.rs`).
+    loss: LinkLoss,
     discipline: Discipline,
     rng: Rng,
     /// End of the last scheduled transmission.
@@ -177,7 +177,7 @@ impl Link {
     pub const HELD_PACKET_BYTES: usize =
         std::mem::size_of::<InTransit>() + std::mem::size_of::<(Time, u32)>() + std::mem::size_of::<SackBlocks>();
 
-    pub fn new(name: String, rate_bps: u64, delay: Duration, loss: LossSchedule, mut discipline: Discipline, rng: Rng) -> Link {
+    pub fn new(name: String, rate_bps: u64, delay: Duration, loss: LinkLoss, mut discipline: Discipline, rng: Rng) -> Link {
         discipline.attach(rate_bps);
         Link {
             name,
@@ -284,12 +284,11 @@ impl Link {
         Some(self.place(now, *pkt))
     }
 
-    /// A random loss draw, if the probability in force is above 0. Out of line: the enqueue of a
-    /// lossless link (most of them) stays small.
+    /// A random loss draw (the link may lose a packet now). Out of line: the enqueue of a lossless
+    /// link (most of them) stays small.
     #[inline(never)]
     fn random_loss(&mut self, now: Time) -> bool {
-        let loss_rate = self.loss.at(now);
-        loss_rate > 0.0 && self.rng.bernoulli(loss_rate)
+        self.loss.lost(now, &mut self.rng)
     }
 
     /// RED's admission (or any discipline's, through the trait): `Err(early)` when refused,
@@ -467,7 +466,7 @@ mod tests {
         let mut seen = LinkCounters::default();
         for case in 0..40 {
             let drop_tail = Discipline::DropTail(DropTail { limit_pkts: Some(4), limit_bytes: None });
-            let mut l = Link::new("l".into(), 10_000_000, Duration::from_millis(2), LossSchedule::constant(0.05), drop_tail, Rng::new(case, 1));
+            let mut l = Link::new("l".into(), 10_000_000, Duration::from_millis(2), LinkLoss::bernoulli(crate::loss_schedule::LossSchedule::constant(0.05)), drop_tail, Rng::new(case, 1));
             let (open_at, close_at) = (rng.next_u64() % 300, 300 + rng.next_u64() % 400);
             let (mut want, mut open, mut now, mut delivered) = (LinkCounters::default(), false, 0, 0);
             for step in 0..800u64 {

@@ -44,6 +44,12 @@ impl LossSchedule {
         };
     }
 
+    /// Before this time the probability is 0 (see the field).
+    #[inline]
+    pub fn lossless_until(&self) -> Time {
+        self.lossless_until
+    }
+
     /// The probability at `now` is 0 for certain; lookups in non-decreasing time order as for `at`
     /// (`false` says only that `at` must be asked).
     #[inline]

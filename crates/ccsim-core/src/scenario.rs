@@ -14,7 +14,7 @@ use crate::error::SimError;
 mod error_path;
 
 /// The version of the document this engine reads (`ccsim_resolved`); bumped on any change of meaning.
-pub const RESOLVED_FORMAT: u32 = 3;
+pub const RESOLVED_FORMAT: u32 = 4;
 
 /// A whole run except the seed (given next to the document).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
@@ -81,6 +81,21 @@ pub struct LinkSpec {
     /// Later changes of `loss_rate`, in time order: from `at_ns` on the link drops with the step's
     /// probability (`loss_schedule.rs`). Empty for a constant loss rate.
     pub loss_changes: Vec<LossChange>,
+    /// The loss process: Bernoulli with `loss_rate` and `loss_changes`, or Gilbert-Elliott (then
+    /// `loss_rate` is 0 and `loss_changes` empty); `random_loss.rs`.
+    pub loss_model: LossModel,
+}
+
+/// A link's random loss process.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossModel {
+    /// Independent losses with the link's `loss_rate` (dummynet `plr`, netem `loss random`).
+    Bernoulli,
+    /// Bursty losses of the Gilbert-Elliott model (netem `loss gemodel p r 1-h 1-k`): per packet the
+    /// state moves (good to bad with `p_good_to_bad`, bad to good with `p_bad_to_good`) and the
+    /// packet is lost with the probability of the state it found (`loss_good`, `loss_bad`).
+    GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_good: f64, loss_bad: f64 },
 }
 
 /// From `at_ns` on, a link's random loss probability is `loss_rate`.
@@ -750,6 +765,7 @@ fn check_link(field: &str, l: &LinkSpec, duration: u64) -> Result<(), SimError> 
         return Err(SimError::scenario(format!("{field}.rate_bps"), "must be > 0"));
     }
     check_loss(&format!("{field}.loss_rate"), l.loss_rate)?;
+    check_loss_model(field, l)?;
     let mut after = 0;
     for (k, c) in l.loss_changes.iter().enumerate() {
         let at = |key: &str| format!("{field}.loss_changes[{k}].{key}");
@@ -764,6 +780,25 @@ fn check_link(field: &str, l: &LinkSpec, duration: u64) -> Result<(), SimError> 
         after = c.at_ns;
     }
     check_queue(&format!("{field}.queue"), &l.queue)
+}
+
+fn check_loss_model(field: &str, l: &LinkSpec) -> Result<(), SimError> {
+    let LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } = l.loss_model else { return Ok(()) };
+    let at = |key: &str| format!("{field}.loss_model.{key}");
+    for (key, p) in [("p_good_to_bad", p_good_to_bad), ("p_bad_to_good", p_bad_to_good)] {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(SimError::scenario(at(key), format!("{p} must be in (0, 1]: the chain must leave each state")));
+        }
+    }
+    for (key, p) in [("loss_good", loss_good), ("loss_bad", loss_bad)] {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(SimError::scenario(at(key), format!("{p} must be in [0, 1]")));
+        }
+    }
+    if l.loss_rate != 0.0 || !l.loss_changes.is_empty() {
+        return Err(SimError::scenario(format!("{field}.loss_rate"), "a Gilbert-Elliott link has no Bernoulli loss_rate or loss_changes (0 and none)"));
+    }
+    Ok(())
 }
 
 fn check_loss(field: &str, p: f64) -> Result<(), SimError> {

@@ -9,6 +9,7 @@ use ccsim_cc::Rng;
 
 use crate::link::Link;
 use crate::loss_schedule::LossSchedule;
+use crate::random_loss::LinkLoss;
 use crate::queue;
 use crate::scenario::{DelaySpec, Direction, Dumbbell, LinkSpec, ParkingLot, QueueSpec, RouteSpec, Scenario, Topology};
 
@@ -79,13 +80,13 @@ pub struct Network {
 }
 
 fn link_from_spec(name: &str, spec: &LinkSpec, rng: Rng) -> Link {
-    Link::new(name.to_string(), spec.rate_bps, Duration::from_nanos(spec.delay_ns), LossSchedule::new(spec.loss_rate, &spec.loss_changes), queue::build(&spec.queue), rng)
+    Link::new(name.to_string(), spec.rate_bps, Duration::from_nanos(spec.delay_ns), LinkLoss::new(&spec.loss_model, LossSchedule::new(spec.loss_rate, &spec.loss_changes)), queue::build(&spec.queue), rng)
 }
 
 /// An access link: the flow's own delay, the topology's access rate and queue (finite, like a host's
 /// interface queue: Linux `txqueuelen`), no random loss.
 fn access_link(name: String, rate_bps: u64, delay_ns: u64, queue: &QueueSpec, rng: Rng) -> Link {
-    Link::new(name, rate_bps, Duration::from_nanos(delay_ns), LossSchedule::constant(0.0), queue::build(queue), rng)
+    Link::new(name, rate_bps, Duration::from_nanos(delay_ns), LinkLoss::bernoulli(LossSchedule::constant(0.0)), queue::build(queue), rng)
 }
 
 /// Rate and queues shared by every flow's access link pair.

@@ -40,7 +40,7 @@ pub fn tcp_config() -> Value {
 /// The uncongested reverse of a link: same rate and delay, 10 000 packets, no loss.
 fn reverse_of(link: &Value) -> Value {
     json!({"rate_bps": link["rate_bps"], "delay_ns": link["delay_ns"],
-           "queue": {"kind": "droptail", "limit": {"pkts": 10_000}}, "loss_rate": 0.0, "loss_changes": []})
+           "queue": {"kind": "droptail", "limit": {"pkts": 10_000}}, "loss_rate": 0.0, "loss_changes": [], "loss_model": {"kind": "bernoulli"}})
 }
 
 fn complete_link(link: &Value) -> Value {
@@ -50,6 +50,9 @@ fn complete_link(link: &Value) -> Value {
     }
     if l.get("loss_changes").is_none() {
         l["loss_changes"] = json!([]);
+    }
+    if l.get("loss_model").is_none() {
+        l["loss_model"] = json!({"kind": "bernoulli"});
     }
     l
 }

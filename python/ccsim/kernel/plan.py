@@ -102,6 +102,8 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
     for field, link in (("topology.bottleneck", bottleneck), ("topology.reverse", reverse)):
         if link["queue"]["kind"] != "droptail":
             _refuse(f"{field}.queue.kind", f"{link['queue']['kind']} queue; only drop-tail")
+        if link.get("loss_model", {"kind": "bernoulli"})["kind"] != "bernoulli":
+            _refuse(f"{field}.loss_model", "Gilbert-Elliott loss; the delay line draws independent (Bernoulli) losses")
     if reverse["loss_rate"] > 0:
         _refuse("topology.reverse.loss_rate", "random loss on the ACK path")
     flows = doc["flows"]

@@ -425,10 +425,10 @@ mod tests {
         use crate::scenario::Scenario;
         let json = |queue: &str| {
             format!(
-                r#"{{"ccsim_resolved": 3, "duration_ns": 1000000000, "sample_interval_ns": 100000000, "measure_start_ns": 0,
+                r#"{{"ccsim_resolved": 4, "duration_ns": 1000000000, "sample_interval_ns": 100000000, "measure_start_ns": 0,
                 "measure_end_ns": 1000000000, "topology": {{"kind": "dumbbell", "bottleneck": {{"rate_bps": 10000000,
-                "delay_ns": 20000000, "queue": {queue}, "loss_rate": 0.0, "loss_changes": []}}, "reverse": {{"rate_bps": 10000000,
-                "delay_ns": 20000000, "queue": {{"kind": "droptail", "limit": {{"pkts": 100}}}}, "loss_rate": 0.0, "loss_changes": []}},
+                "delay_ns": 20000000, "queue": {queue}, "loss_rate": 0.0, "loss_changes": [], "loss_model": {{"kind": "bernoulli"}}}}, "reverse": {{"rate_bps": 10000000,
+                "delay_ns": 20000000, "queue": {{"kind": "droptail", "limit": {{"pkts": 100}}}}, "loss_rate": 0.0, "loss_changes": [], "loss_model": {{"kind": "bernoulli"}}}},
                 "access_rate_bps": 1000000000, "access_queue": {{"kind": "droptail", "limit": {{"pkts": 1000}}}},
                 "reverse_access_queue": {{"kind": "droptail", "limit": {{"pkts": 1000}}}}}}, "flows": []}}"#
             )

@@ -27,7 +27,7 @@ fn run_with_json(traffic: serde_json::Value, seconds: u64, loss: f64) -> String 
     let end = seconds * 1_000_000_000;
     let link = |pkts: u64, loss: f64| json!({"rate_bps": 10_000_000, "delay_ns": 20_000_000,
                                   "queue": {"kind": "droptail", "limit": {"pkts": pkts}}, "loss_rate": loss,
-                                  "loss_changes": []});
+                                  "loss_changes": [], "loss_model": {"kind": "bernoulli"}});
     let scenario = json!({
         "ccsim_resolved": crate::scenario::RESOLVED_FORMAT,
         "duration_ns": end, "sample_interval_ns": 100_000_000u64,
