@@ -579,3 +579,29 @@ def test_newreno_twin_as_linux_reno_matches_the_kernels_reno(built, tmp_path):
     er, et = _loss_episodes(runs["reno"]), _loss_episodes(runs["twin"])
     assert len(er) >= 3, f"reno: {er}"
     assert abs(len(er) - len(et)) <= 1, f"congestion episodes: reno at {er}, twin at {et}"
+
+
+# -- one testbed run at a time ----------------------------------------------------------------------
+
+def test_a_run_started_beside_another_is_refused_naming_it(built, tmp_path):
+    """Two runs at once share the CPUs and the delay line's timing (docs/kernel.md, "Health"): the
+    second is refused, one line naming the first's pid, before it sets anything up or writes."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="30s"))
+    env = {**os.environ, "CCSIM_TESTBED_LOCK": str(tmp_path / "testbed.lock")}
+    first = subprocess.Popen([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "first")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (_loader_names(first.pid) & set(registered_twins())):
+            time.sleep(0.1)
+        assert first.poll() is None, "the first run ended early"
+        second = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "second")],
+                                capture_output=True, text=True, env=env, timeout=60)
+        assert second.returncode == 2, second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1
+        assert f"another testbed run is running (pid {first.pid}, scenario {scenario}" in second.stderr
+        assert not (tmp_path / "second").exists()
+    finally:
+        first.kill()
+        first.wait()

@@ -534,16 +534,24 @@ def testbed() -> None:
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
 @click.option("--builtin", default=None, metavar="NAME", help="Run every flow with the kernel's own algorithm NAME (e.g. reno) instead of the twins: the reference to compare a twin with.")
 @click.option("--serialise", is_flag=True, help="Give every frame its transmission time at the bottleneck, as the simulator's link (tbf bucket of one frame, the delay line adds one frame's time; docs/kernel.md).")
+@click.option("--wait", "wait", is_flag=True, help="If another testbed run is running, wait for it to end [default: refuse].")
+@click.option("--beside-others", is_flag=True, help="If another testbed run is running, run beside it anyway (the run's health verdict says so) [default: refuse].")
 @_user_errors
 def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, builtin: str | None,
-                serialise: bool) -> None:
-    """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`."""
+                serialise: bool, wait: bool, beside_others: bool) -> None:
+    """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`.
+
+    One testbed run at a time: a run started while another runs is refused, naming it (--wait,
+    --beside-others)."""
     # lazy: start-up time (pandas, pyarrow) and the kernel path only when asked for
     from ccsim.kernel.runner import run_kernel
 
+    if wait and beside_others:
+        raise ArgumentError("--wait, --beside-others: give one of them")
     out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
     check_output_dir(out, force)
-    result = run_kernel(scenario, seed=seed, progress=not _quiet(), builtin=builtin, serialise=serialise)
+    result = run_kernel(scenario, seed=seed, progress=not _quiet(), builtin=builtin, serialise=serialise,
+                        beside_others="wait" if wait else "run" if beside_others else "refuse")
     result.save(out, force=force, plots=not no_plots)
     if _quiet():
         click.echo(safe_for_terminal(out))

@@ -11,6 +11,7 @@ from ccsim.engine import algorithms
 from ccsim.errors import CcsimError, ScenarioError
 from ccsim.kernel.build import build, ported_algorithms, program_hashes
 from ccsim.kernel.check import missing_prerequisites
+from ccsim.kernel.concurrency import TestbedBusyError, TestbedLock, other_testbeds
 from ccsim.kernel.collect import tables_from_measurements
 from ccsim.kernel.plan import plan_from_resolved
 from ccsim.kernel.testbed import run_testbed
@@ -22,15 +23,23 @@ from ccsim.scenario import Scenario
 __all__ = ["run_kernel"]
 
 
+# what a run does when another testbed run holds the machine's lock (ccsim.kernel.concurrency)
+BESIDE_OTHERS = ("refuse", "wait", "run")
+
+
 def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progress: bool = False,
-               builtin: str | None = None, serialise: bool = False) -> Result:
+               builtin: str | None = None, serialise: bool = False, beside_others: str = "refuse") -> Result:
     """Runs ``scenario`` on the namespace testbed (root, BPF struct_ops) and returns its Result.
 
     The scenario is checked (and refused, one line naming the feature) before anything is set up.
     ``builtin`` (e.g. ``"reno"``) runs every flow with that algorithm of the kernel itself instead of
     the scenario's twins: the reference a twin is compared with. ``serialise`` gives every frame its
     transmission time at the bottleneck, as the simulator's link (docs/kernel.md, "The testbed").
+    ``beside_others`` says what to do when another testbed run holds the machine's lock: ``"refuse"``
+    (a TestbedBusyError naming it), ``"wait"`` for it to end, or ``"run"`` beside it (recorded).
     """
+    if beside_others not in BESIDE_OTHERS:
+        raise CcsimError(f"beside_others: one of {', '.join(BESIDE_OTHERS)}, got {beside_others!r}")
     model, toml_text = scenario_source(scenario)
     seed = model.run.seed if seed is None else seed
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
@@ -40,11 +49,20 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
     missing = missing_prerequisites()
     if missing:
         raise CcsimError(f"kernel testbed: this machine lacks {missing[0].what} ({missing[0].fix}); see `ccsim testbed check`")
-    built = build()
-    started = time.perf_counter()
-    measurements = run_testbed(plan, built, algorithms(), seed, progress=progress, builtin=builtin,
-                               serialise=serialise)
-    wall = time.perf_counter() - started
+    with TestbedLock() as lock:
+        try:
+            lock.acquire(str(scenario) if isinstance(scenario, Path) else "(a scenario given as text)", wait=beside_others == "wait")
+        except TestbedBusyError:
+            if beside_others != "run":
+                raise
+        concurrent = {"lock_held_by_another_run": lock.holder() if not lock.held else None,
+                      "other_testbeds_at_start": other_testbeds()}
+        built = build()
+        started = time.perf_counter()
+        measurements = run_testbed(plan, built, algorithms(), seed, progress=progress, builtin=builtin,
+                                   serialise=serialise)
+        wall = time.perf_counter() - started
+        concurrent["other_testbeds_at_end"] = other_testbeds()
     tables, run_summary = tables_from_measurements(measurements)
     meta = {
         "backend": "kernel",
@@ -66,6 +84,7 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
             "bottleneck_tbf_rate_bps": measurements.tbf_rate_bps,
             "delay_line": measurements.delayline_totals,
             "sender_errors": measurements.sender_errors,
+            "concurrency": concurrent,
         },
         "engine_stats": {},
         "wall_time_s": wall,
