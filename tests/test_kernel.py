@@ -66,7 +66,8 @@ def _run(scenario: Path, out: Path, command: list[str], timeout: float = 180):
     which must succeed; the run directory it wrote."""
     from ccsim.result import Result
 
-    proc = subprocess.run([*CCSIM, *command, str(scenario), "--out", str(out), "--no-plots"],
+    wait = ["--wait"] if command[0] == "testbed" else []  # behind another testbed run, not refused
+    proc = subprocess.run([*CCSIM, *command, str(scenario), "--out", str(out), "--no-plots", *wait],
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr
     return Result.load(out)
@@ -121,6 +122,16 @@ def test_serialise_adds_one_frame_and_one_ack_transmission_time():
 
     plan = plan_from_resolved(_scenario(SHORT.format(duration="5s")), ported_algorithms())
     assert serialisation_ns(plan) == (1_200_000, 41_600)
+
+
+def test_tcp_limit_is_serialised_by_default_and_nothing_else_is():
+    from ccsim.kernel.plan import default_serialise
+
+    two = SHORT.format(duration="5s") + '[[flows]]\nalgorithm = "tcp_limit"\n'
+    assert default_serialise(plan_from_resolved(_scenario(two), ported_algorithms())).startswith("tcp_limit: ")
+    assert default_serialise(plan_from_resolved(_scenario(SHORT.format(duration="5s")), ported_algorithms())) is None
+    # the kernel's own algorithm in place of the twins: not serialised by the twin's reason
+    assert default_serialise(plan_from_resolved(_scenario(two), ported_algorithms(), builtin="reno")) is None
 
 
 def test_per_flow_access_delays_are_planned_per_flow():
@@ -198,6 +209,17 @@ def test_every_twin_is_accepted_by_the_verifier_and_unregisters(built, algorithm
         assert reg.map_id > 0
     assert reg.name not in registered_twins()
     assert reg.proc is not None and reg.proc.returncode == 0
+    # the twin exports the Rust metrics() under the same names, in the same order
+    assert [name for name, _ in reg.metric_names] == _rust_metric_names(algorithm)
+
+
+def _rust_metric_names(algorithm: str) -> list[str]:
+    """The names the Rust algorithm's metrics() gives, in order: the cc_metrics table of a 0.3 s
+    simulation with one flow of it (the engine's catalogue lists parameters, not metrics)."""
+    from ccsim.runner import run
+
+    r = run(load_scenario(SHORT.format(duration="300ms").replace("newreno", algorithm)))
+    return list(dict.fromkeys(r.cc_metrics["name"]))
 
 
 def test_newreno_on_a_10_mbit_40_ms_path_reaches_line_rate(built, tmp_path):
@@ -489,8 +511,9 @@ def test_tcp_limit_twin_limits_the_queue_beside_the_simulator(built, tmp_path):
     # lets two back-to-back segments through at once, so two ACKs microseconds apart make NL 30-50 times
     # the link rate and no forced decrease ever happens (docs/kernel.md); a path that gives every frame
     # its transmission time, as the simulator's link, does not.
-    kernel, sim = _kernel_and_simulator(tmp_path, "tcp_limit", ("--serialise",))
+    kernel, sim = _kernel_and_simulator(tmp_path, "tcp_limit")  # serialised by default
     assert kernel.meta["kernel"]["serialise"] is True
+    assert kernel.meta["kernel"]["serialise_reason"].startswith("tcp_limit: ")
     _check_goodput(kernel, sim)
     m = _metric_table(kernel)
     live = m[m["re_valid"] == 1]
@@ -610,3 +633,38 @@ def test_a_run_started_beside_another_is_refused_naming_it(built, tmp_path):
     finally:
         first.kill()
         first.wait()
+
+
+def test_delay_aimd_twin_keeps_a_configured_rtt_min_until_the_first_backoff(built, tmp_path):
+    """rtt_min_init_ms = 60 on the 40 ms path (delay_aimd.rs rtt_min_pinned, section II-D): RTTmin stays
+    at 60 ms until the first backoff (delay or loss), though samples of the 40 ms path come before it;
+    the same on both sides (the twin that ignored it showed 40.2 ms at 0.1 s). The backoff comes in
+    slow start, within 0.5 s; the queue then keeps every RTT above 60 ms, so RTTmin stays near 60."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TWIN_RUN.format(algorithm="delay_aimd").replace('duration = "12s"', 'duration = "4s"')
+                        + "params = { rtt_min_init_ms = 60 }\n")
+    for name, r in (("kernel", _run(scenario, tmp_path / "kernel", ["testbed", "run"])),
+                    ("simulator", _run(scenario, tmp_path / "sim", ["run"]))):
+        m = _metric_table(r)
+        backoffs = m["delay_backoffs"] + m["loss_backoffs"]
+        before = m[(backoffs == 0) & (m["rtt_max_ms"] > 0)]  # RTT samples, no backoff yet
+        assert len(before) >= 1 and (before["rtt_max_ms"] < 60.0).any(), f"{name}: no sample below 60 ms before a backoff"
+        assert ((before["rtt_min_ms"] - 60.0).abs() < 1e-3).all(), f"{name}: {before['rtt_min_ms'].tolist()}"
+        assert backoffs.iloc[-1] >= 1 and m["rtt_min_ms"].iloc[-1] <= 60.0
+        # backoff_beta (Rust metrics()): the beta of the last backoff, in (0, 0.9]
+        assert 0.0 < m["backoff_beta"].iloc[-1] <= 0.9
+
+
+def test_every_expiry_of_the_retransmission_timer_reaches_the_twin(built, tmp_path):
+    """ccsim_cc_ops.h, set_state: Linux's tcp_enter_loss calls ssthresh and CA_EVENT_LOSS only when
+    it reduces for a new window, but tcp_set_ca_state(TCP_CA_Loss) at every expiry. westwood's
+    `timeouts` counts its cc_on_timeout calls; the kernel's tcpi_total_rto counts the expiries
+    (tcp_retransmit_timer), the SYN's among them, which come before the twin's init. With 20 % loss,
+    8 s: the glue that took CA_EVENT_LOSS for every expiry saw 2 of 11 (twice), this one 9 of 10."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TWIN_RUN.format(algorithm="westwood").replace('queue = "84pkt"', 'queue = "84pkt"\nloss = 0.2')
+                        .replace('duration = "12s"', 'duration = "8s"'))
+    r = _run(scenario, tmp_path / "k", ["testbed", "run"])
+    seen = _metric_table(r)["timeouts"].iloc[-1]
+    expiries = r.flows["timeouts"].sum()
+    assert seen >= 5 and 0 <= expiries - seen <= 3, f"the twin saw {seen} of {expiries} expiries"

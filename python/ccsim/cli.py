@@ -533,12 +533,12 @@ def testbed() -> None:
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
 @click.option("--builtin", default=None, metavar="NAME", help="Run every flow with the kernel's own algorithm NAME (e.g. reno) instead of the twins: the reference to compare a twin with.")
-@click.option("--serialise", is_flag=True, help="Give every frame its transmission time at the bottleneck, as the simulator's link (tbf bucket of one frame, the delay line adds one frame's time; docs/kernel.md).")
+@click.option("--serialise/--no-serialise", default=None, help="Give every frame its transmission time at the bottleneck, as the simulator's link (tbf bucket of one frame, the delay line adds one frame's time; docs/kernel.md) [default: only with a tcp_limit flow].")
 @click.option("--wait", "wait", is_flag=True, help="If another testbed run is running, wait for it to end [default: refuse].")
 @click.option("--beside-others", is_flag=True, help="If another testbed run is running, run beside it anyway (the run's health verdict says so) [default: refuse].")
 @_user_errors
 def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, builtin: str | None,
-                serialise: bool, wait: bool, beside_others: bool) -> None:
+                serialise: bool | None, wait: bool, beside_others: bool) -> None:
     """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`.
 
     One testbed run at a time: a run started while another runs is refused, naming it (--wait,

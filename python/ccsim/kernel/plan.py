@@ -12,7 +12,7 @@ from typing import Any
 
 from ccsim.errors import ScenarioError
 
-__all__ = ["Plan", "FlowPlan", "plan_from_resolved", "LINUX_HEADER_BYTES"]
+__all__ = ["Plan", "FlowPlan", "plan_from_resolved", "LINUX_HEADER_BYTES", "SERIALISED_BY_DEFAULT", "default_serialise"]
 
 # IPv4 (20) + TCP (20) + the timestamp option (12): what Linux puts in front of each segment's MSS
 LINUX_HEADER_BYTES = 52
@@ -60,6 +60,23 @@ UNPORTED_VALUES: dict[tuple[str, str], Any] = {
 ONLY_DEFAULT: dict[tuple[str, str], Any] = {
     ("tcp_limit", "nl_window_s"): 0.0,  # NL over the connection lifetime; a windowed maximum is not ported
 }
+
+
+# Twins the testbed serialises by default (``ccsim testbed run --serialise``; ``--no-serialise`` turns
+# it off), with the reason: what tbf's two-frame bucket does to them (docs/kernel.md, "The testbed").
+SERIALISED_BY_DEFAULT = {
+    "tcp_limit": "TCP Limit's NL is a lifetime maximum of per-ACK rates: two segments through tbf's two-frame "
+                 "bucket at once make two ACKs microseconds apart, NL 30-50 times the link rate, and no "
+                 "forced decrease ever happens (mean RTT +55 % without)",
+}
+
+
+def default_serialise(plan: "Plan") -> str | None:
+    """Why this plan's run is serialised by default (a twin of SERIALISED_BY_DEFAULT), or None."""
+    for f in plan.flows:
+        if f.algorithm in SERIALISED_BY_DEFAULT:
+            return f"{f.algorithm}: {SERIALISED_BY_DEFAULT[f.algorithm]}"
+    return None
 
 
 def twin_params(algorithm: str, params: dict[str, Any], where: str) -> dict[str, Any]:
