@@ -105,6 +105,13 @@ def test_newreno_has_a_twin():
         ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { base = "westwood" }', "flows[0].traffic.params.base"),
         ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { re_filter = "tustin" }', "flows[0].traffic.params.re_filter"),
         ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { nl_window_s = 10 }', "flows[0].traffic.params.nl_window_s"),
+        ('queue = "84pkt"', 'queue = "84pkt"\nloss = [["0s", 0.0], ["2s", 0.01]]', "topology.bottleneck.loss_changes"),
+        ('algorithm = "newreno"', 'algorithm = "newreno"\nrate_limit = "2Mbit"', "flows[0].traffic.app_rate"),
+        ('algorithm = "newreno"', 'algorithm = "newreno"\nstart = { uniform = ["0s", "2s"] }', "flows[0].start_spread_ns"),
+        # the TCP machine's own knobs under the linux profile: the scenario asked for what Linux cannot do
+        ('[[flows]]', '[tcp]\nprofile = "linux"\ninitial_rto = "3s"\n[[flows]]', "flows[0].traffic.tcp.initial_rto_ns"),
+        ('[[flows]]', '[tcp]\nprofile = "linux"\nloss_detection = "dupack"\n[[flows]]', "flows[0].traffic.tcp.loss_detection"),
+        ('[[flows]]', '[tcp]\nmax_rto = "200s"\n[[flows]]', "flows[0].traffic.tcp.max_rto_ns"),
     ],
 )
 def test_unsupported_features_are_refused_naming_the_field(edit, replacement, field):
@@ -113,6 +120,24 @@ def test_unsupported_features_are_refused_naming_the_field(edit, replacement, fi
         plan_from_resolved(doc, ported_algorithms())
     assert err.value.field == field
     assert "kernel testbed" in str(err.value)
+
+
+def test_settings_the_testbed_runs_otherwise_are_named():
+    """A non-linux profile: the knobs that differ from the linux profile and that Linux decides are
+    named (freebsd9: the five below); a slow access link is named; the linux profile names nothing."""
+    from ccsim.kernel.plan import not_reproduced
+
+    assert not_reproduced(_scenario(SHORT.format(duration="5s") + '[tcp]\nprofile = "linux"\n')) == []
+    named = not_reproduced(_scenario(SHORT.format(duration="5s")))  # the default profile, freebsd9
+    assert len(named) == 1 and named[0].startswith("flows[*].traffic.tcp.profile: freebsd9")
+    for knob in ("delayed_ack_timeout_ns", "rto_estimator", "recovery_window", "delayed_ack_rule", "loss_detection"):
+        assert f"{knob} (" in named[0]
+    # settings the testbed sets are not named: the initial window (route), the maximum RTO (sysctl)
+    assert "initial_window_pkts" not in named[0] and "max_rto_ns" not in named[0]
+    slow = SHORT.format(duration="5s").replace('bottleneck_rate = "10Mbit"', 'bottleneck_rate = "100Mbit"\naccess_rate = "1Gbit"')
+    assert any(n.startswith("topology.access_rate_bps") for n in not_reproduced(_scenario(slow)))
+    builtin = not_reproduced(_scenario(SHORT.format(duration="5s") + '[tcp]\nprofile = "linux"\n'), builtin="reno")
+    assert [n.split(":")[0] for n in builtin] == ["flows[*].traffic.tcp.abc_limit", "flows[*].traffic.tcp.slow_start_rule"]
 
 
 def test_serialise_adds_one_frame_and_one_ack_transmission_time():
@@ -627,7 +652,8 @@ def test_a_run_started_beside_another_is_refused_naming_it(built, tmp_path):
         second = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "second")],
                                 capture_output=True, text=True, env=env, timeout=60)
         assert second.returncode == 2, second.stderr
-        assert len(second.stderr.strip().splitlines()) == 1
+        errors = [line for line in second.stderr.splitlines() if not line.startswith("warning: not reproduced: ")]
+        assert len(errors) == 1 and errors[0].startswith("error: "), second.stderr
         assert f"another testbed run is running (pid {first.pid}, scenario {scenario}" in second.stderr
         assert not (tmp_path / "second").exists()
     finally:
@@ -668,3 +694,24 @@ def test_every_expiry_of_the_retransmission_timer_reaches_the_twin(built, tmp_pa
     seen = _metric_table(r)["timeouts"].iloc[-1]
     expiries = r.flows["timeouts"].sum()
     assert seen >= 5 and 0 <= expiries - seen <= 3, f"the twin saw {seen} of {expiries} expiries"
+
+
+def test_initial_ssthresh_reaches_the_twin_and_a_non_linux_profile_is_warned(built, tmp_path):
+    """Linux 6.x starts a connection at an unlimited ssthresh whatever the route says (tcp_init_metrics;
+    measured: a locked route ssthresh of 20 left it unlimited); the glue's init sets the scenario's.
+    The default profile (freebsd9) is warned about on stderr before the run, and kept in meta.json."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="3s").replace("[[flows]]", '[tcp]\ninitial_ssthresh = "20pkt"\n[[flows]]'))
+    out = tmp_path / "k"
+    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out), "--no-plots", "--wait"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: not reproduced: flows[*].traffic.tcp.profile: freebsd9" in proc.stderr
+    from ccsim.result import Result
+
+    r = Result.load(out)
+    assert r.meta["kernel"]["not_reproduced"][0].startswith("flows[*].traffic.tcp.profile: freebsd9")
+    f = r.flows[r.flows["retransmits"].cumsum() == 0]  # before the first loss
+    assert len(f) >= 3 and (f["ssthresh_bytes"] == 20 * 1448).all(), f["ssthresh_bytes"].tolist()
+    # slow start ends at 20 segments: the window grows by about one segment per RTT afterwards
+    assert f["cwnd_pkts"].iloc[:5].max() < 30

@@ -551,7 +551,8 @@ def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool,
     out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
     check_output_dir(out, force)
     result = run_kernel(scenario, seed=seed, progress=not _quiet(), builtin=builtin, serialise=serialise,
-                        beside_others="wait" if wait else "run" if beside_others else "refuse")
+                        beside_others="wait" if wait else "run" if beside_others else "refuse",
+                        warn=lambda line: click.echo(f"warning: not reproduced: {safe_for_terminal(line, limit=1000)}", err=True))
     result.save(out, force=force, plots=not no_plots)
     if _quiet():
         click.echo(safe_for_terminal(out))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import time
+from typing import Callable
 from pathlib import Path
 
 from ccsim.engine import algorithms
@@ -13,7 +14,7 @@ from ccsim.kernel.build import build, ported_algorithms, program_hashes
 from ccsim.kernel.check import missing_prerequisites
 from ccsim.kernel.concurrency import TestbedBusyError, TestbedLock, other_testbeds
 from ccsim.kernel.collect import tables_from_measurements
-from ccsim.kernel.plan import default_serialise, plan_from_resolved
+from ccsim.kernel.plan import default_serialise, not_reproduced, plan_from_resolved
 from ccsim.kernel.testbed import run_testbed
 from ccsim.result import Result, git_revision
 from ccsim._version import __version__
@@ -28,7 +29,8 @@ BESIDE_OTHERS = ("refuse", "wait", "run")
 
 
 def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progress: bool = False,
-               builtin: str | None = None, serialise: bool | None = None, beside_others: str = "refuse") -> Result:
+               builtin: str | None = None, serialise: bool | None = None, beside_others: str = "refuse",
+               warn: Callable[[str], None] | None = None) -> Result:
     """Runs ``scenario`` on the namespace testbed (root, BPF struct_ops) and returns its Result.
 
     The scenario is checked (and refused, one line naming the feature) before anything is set up.
@@ -38,6 +40,8 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
     None: serialised if a flow runs a twin of ``plan.SERIALISED_BY_DEFAULT`` (tcp_limit).
     ``beside_others`` says what to do when another testbed run holds the machine's lock: ``"refuse"``
     (a TestbedBusyError naming it), ``"wait"`` for it to end, or ``"run"`` beside it (recorded).
+    ``warn`` receives, before anything is set up, one line per setting the testbed runs otherwise
+    (plan.not_reproduced); they are kept in meta.json's ``kernel.not_reproduced``.
     """
     if beside_others not in BESIDE_OTHERS:
         raise CcsimError(f"beside_others: one of {', '.join(BESIDE_OTHERS)}, got {beside_others!r}")
@@ -47,6 +51,10 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
         raise ScenarioError("seed", f"must be an integer in [0, 2^64), got {seed!r}")
     doc = model.resolve()
     plan = plan_from_resolved(doc, ported_algorithms(), builtin=builtin)
+    named = not_reproduced(doc, builtin)
+    for line in named:
+        if warn is not None:
+            warn(line)
     serialise_reason = "given" if serialise is not None else default_serialise(plan)
     serialise = bool(serialise_reason) if serialise is None else serialise
     missing = missing_prerequisites()
@@ -82,7 +90,8 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
             "program_sha256": {} if builtin else program_hashes(built, [f.algorithm for f in plan.flows]),
             "builtin_algorithm": builtin,
             "serialise": serialise,
-            "serialise_reason": serialise_reason,  # "given", a twin's reason (by default), or None
+            "serialise_reason": serialise_reason,
+            "not_reproduced": named,  # "given", a twin's reason (by default), or None
             "loader_sha256": hashlib.sha256(built.loader.read_bytes()).hexdigest(),
             "registrations": measurements.registrations,
             "bottleneck_tbf_rate_bps": measurements.tbf_rate_bps,

@@ -36,7 +36,7 @@ from ccsim.kernel.loader import Registration, encode_params, list_globals
 from ccsim.kernel.netns import Namespace
 from ccsim.kernel.plan import Plan
 
-__all__ = ["Measurements", "run_testbed", "ETHERNET_HEADER_BYTES", "SENDER_ADDR", "RECEIVER_ADDR"]
+__all__ = ["Measurements", "run_testbed", "initial_ssthresh_bytes", "ETHERNET_HEADER_BYTES", "SENDER_ADDR", "RECEIVER_ADDR"]
 
 SENDER_ADDR = "10.0.0.1"
 RECEIVER_ADDR = "10.0.0.2"
@@ -82,6 +82,17 @@ def _fifo(limit: dict[str, int]) -> list[str]:
     return ["bfifo", "limit", str(limit["bytes"] + ETHERNET_HEADER_BYTES * max(1, limit["bytes"] // 1500))]
 
 
+def initial_ssthresh_bytes(tcp: dict[str, Any]) -> int:
+    """The twins' initial ssthresh (bpf/ccsim_cc.h ``tcp_initial_ssthresh_bytes``; 0: unlimited), as the
+    Rust Window: one byte below the initial window for ``below_initial_window``."""
+    kind = tcp["initial_ssthresh"]["kind"]
+    if kind == "bytes":
+        return int(tcp["initial_ssthresh"]["bytes"])
+    if kind == "below_initial_window":
+        return tcp["initial_window_pkts"] * tcp["mss_bytes"] - 1
+    return 0
+
+
 def _mac(ns: Namespace, dev: str) -> str:
     return json.loads(ns.run(["ip", "-j", "link", "show", "dev", dev]))[0]["address"]
 
@@ -102,7 +113,10 @@ def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace, serialis
     tcp = [f"net.ipv4.tcp_sack={sack}", "net.ipv4.tcp_ecn=0", "net.ipv4.tcp_no_metrics_save=1",
            f"net.ipv4.tcp_reordering={plan.tcp['dupack_threshold']}"]
     rwnd = plan.tcp["rwnd_bytes"]
-    snd.run(["sysctl", "-q", "-w", *common, *tcp])
+    # the sender's buffer never the limit before the receiver's window (Linux's default 4 MiB held
+    # about 1,860 segments); Linux's maximum RTO, the scenario's (Linux 6.15+, per namespace)
+    snd.run(["sysctl", "-q", "-w", *common, *tcp, f"net.ipv4.tcp_wmem=4096 16384 {2 * rwnd}",
+             f"net.ipv4.tcp_rto_max_ms={plan.tcp['max_rto_ns'] // 1_000_000}"])
     rcv.run(["sysctl", "-q", "-w", *common, *tcp, f"net.ipv4.tcp_rmem=4096 131072 {2 * rwnd}"])
     mid.run(["sysctl", "-q", "-w", *common])
     for ns, devs in ((snd, ["s0"]), (mid, ["m0", "m1"]), (rcv, ["r0"])):
@@ -169,6 +183,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                                            f"flows[{f.index}]")
             settings.append(f"tcp_abc_limit={plan.tcp['abc_limit']}")
             settings.append(f"tcp_slow_start_linux={int(plan.tcp['slow_start_rule'] == 'linux')}")
+            settings.append(f"tcp_initial_ssthresh_bytes={initial_ssthresh_bytes(plan.tcp)}")
             m.params_used[f.index] = used
             key = (f.algorithm, json.dumps(settings))
             if key not in registrations:

@@ -257,8 +257,10 @@ void BPF_PROG(ccsim_init, struct sock *sk)
 		return;
 	cc_zero_state(a);
 	cc_load(sk, p, &w);
+	if (tcp_initial_ssthresh_bytes)
+		w.ssthresh_bytes = tcp_initial_ssthresh_bytes;
 	cc_init(a, &w);
-	cc_store(sk, p, &w, false);
+	cc_store(sk, p, &w, tcp_initial_ssthresh_bytes != 0);
 	bpf_map_update_elem(&ccsim_metrics, &port, &zero, BPF_ANY);
 }
 
