@@ -715,3 +715,65 @@ def test_initial_ssthresh_reaches_the_twin_and_a_non_linux_profile_is_warned(bui
     assert len(f) >= 3 and (f["ssthresh_bytes"] == 20 * 1448).all(), f["ssthresh_bytes"].tolist()
     # slow start ends at 20 segments: the window grows by about one segment per RTT afterwards
     assert f["cwnd_pkts"].iloc[:5].max() < 30
+
+
+# -- the health verdict ------------------------------------------------------------------------------
+
+def _measurements(**overrides):
+    from types import SimpleNamespace
+
+    ok = dict(tx=1000, rx=1000, ring_full=0, errors=0, late_mean_ns=30_000, late_p99_ns=70_000, late_max_ns=300_000)
+    m = SimpleNamespace(empty_path_rtt_ns=40_000_000, probe_rtts_us=[40_150, 40_120],
+                        delayline_totals={"ab": dict(ok), "ba": dict(ok)},
+                        host_at_start={"cpus": 2.0, "time_ns": 0.0, "load1": 0.5, "cpu_some_us": 0.0},
+                        host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 0.5, "cpu_some_us": 1e6})
+    for key, value in overrides.items():
+        setattr(m, key, value)
+    return m
+
+
+def test_the_health_verdict_flags_each_check_outside_its_bound():
+    from ccsim.kernel.health import health_lines, verdict
+
+    alone = {"other_testbeds_at_start": [], "other_testbeds_at_end": [], "lock_held_by_another_run": None}
+    good = verdict(_measurements(), alone)
+    assert good["ok"] and health_lines(good)[0].startswith("health: ok (empty-path RTT 40.12 ms")
+    assert good["figures"]["cpu_wait_share"] == pytest.approx(0.1)
+    stalled = dict(_measurements().delayline_totals["ab"], late_max_ns=12_000_000)  # a 12 ms stall
+    cases = {
+        "empty_rtt": _measurements(probe_rtts_us=[41_500]),
+        "delay_line_data_late": _measurements(delayline_totals={"ab": stalled, "ba": _measurements().delayline_totals["ba"]}),
+        "cpu_wait": _measurements(host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 0.5, "cpu_some_us": 6e6}),
+        "load": _measurements(host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 5.0, "cpu_some_us": 1e6}),
+    }
+    for name, m in cases.items():
+        v = verdict(m, alone)
+        assert [c["name"] for c in v["checks"] if not c["ok"]] == [name], name
+        assert len(health_lines(v)) == 1 and health_lines(v)[0].startswith("warning: health: ")
+    beside = verdict(_measurements(), dict(alone, other_testbeds_at_end=[4242]))
+    assert [c["text"] for c in beside["checks"] if not c["ok"]] == ["other testbed runs alive beside this one: harness pid 4242"]
+
+
+def test_a_run_beside_another_testbed_is_warned_and_strict_makes_it_an_error(built, tmp_path):
+    """A process tagged as another live testbed's (CCSIM_TESTBED=<a live pid>): the run's health verdict
+    names it; a warning line in the summary, and with --strict exit status 2 (the run still written)."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="2s"))
+    other = subprocess.Popen(["sleep", "60"], env={**os.environ, "CCSIM_TESTBED": str(os.getpid())})
+    try:
+        runs = {}
+        for name, extra in (("warned", []), ("strict", ["--strict"])):
+            runs[name] = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / name),
+                                         "--no-plots", "--wait", *extra], capture_output=True, text=True, timeout=120)
+    finally:
+        other.kill()
+        other.wait()
+    warned, strict = runs["warned"], runs["strict"]
+    assert warned.returncode == 0, warned.stderr
+    assert f"warning: health: other testbed runs alive beside this one: harness pid {os.getpid()}" in warned.stdout
+    assert strict.returncode == 2 and "error: health: alone outside the bounds (--strict" in strict.stderr
+    from ccsim.result import Result
+
+    health = Result.load(tmp_path / "strict").meta["kernel"]["health"]
+    assert health["ok"] is False and health["figures"]["empty_rtt_probes"] >= 1
+    assert 40.0 <= health["figures"]["empty_rtt_ms"] < 41.0

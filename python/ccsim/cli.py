@@ -536,9 +536,10 @@ def testbed() -> None:
 @click.option("--serialise/--no-serialise", default=None, help="Give every frame its transmission time at the bottleneck, as the simulator's link (tbf bucket of one frame, the delay line adds one frame's time; docs/kernel.md) [default: only with a tcp_limit flow].")
 @click.option("--wait", "wait", is_flag=True, help="If another testbed run is running, wait for it to end [default: refuse].")
 @click.option("--beside-others", is_flag=True, help="If another testbed run is running, run beside it anyway (the run's health verdict says so) [default: refuse].")
+@click.option("--strict", is_flag=True, help="A health check outside its bound is an error (exit status 2; the run directory is still written, with the verdict in meta.json) [default: a warning].")
 @_user_errors
 def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, builtin: str | None,
-                serialise: bool | None, wait: bool, beside_others: bool) -> None:
+                serialise: bool | None, wait: bool, beside_others: bool, strict: bool) -> None:
     """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`.
 
     One testbed run at a time: a run started while another runs is refused, naming it (--wait,
@@ -554,13 +555,24 @@ def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool,
                         beside_others="wait" if wait else "run" if beside_others else "refuse",
                         warn=lambda line: click.echo(f"warning: not reproduced: {safe_for_terminal(line, limit=1000)}", err=True))
     result.save(out, force=force, plots=not no_plots)
+    from ccsim.kernel.health import HealthError, health_lines  # lazy: the kernel path only
+
+    health = result.meta["kernel"]["health"]
     if _quiet():
+        for line in health_lines(health):
+            if not health["ok"]:
+                click.echo(safe_for_terminal(line, limit=1000), err=True)
         click.echo(safe_for_terminal(out))
-        return
-    console = Console()
-    print_summary(result, console)
-    console.print(f"kernel {escape(result.meta['kernel']['release'])}, {result.meta['wall_time_s']:.1f} s wall time")
-    console.print(f"wrote {escape(safe_for_terminal(out))}")
+    else:
+        console = Console()
+        print_summary(result, console)
+        for line in health_lines(health):
+            console.print(escape(safe_for_terminal(line, limit=1000)), soft_wrap=True)
+        console.print(f"kernel {escape(result.meta['kernel']['release'])}, {result.meta['wall_time_s']:.1f} s wall time")
+        console.print(f"wrote {escape(safe_for_terminal(out))}")
+    if strict and not health["ok"]:
+        failed = [c["name"] for c in health["checks"] if not c["ok"]]
+        raise HealthError(f"health: {', '.join(failed)} outside the bounds (--strict; the run is in {out}, meta.json kernel.health)")
 
 
 @testbed.command(name="check")

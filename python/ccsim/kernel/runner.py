@@ -14,6 +14,7 @@ from ccsim.kernel.build import build, ported_algorithms, program_hashes
 from ccsim.kernel.check import missing_prerequisites
 from ccsim.kernel.concurrency import TestbedBusyError, TestbedLock, other_testbeds
 from ccsim.kernel.collect import tables_from_measurements
+from ccsim.kernel.health import verdict
 from ccsim.kernel.plan import default_serialise, not_reproduced, plan_from_resolved
 from ccsim.kernel.testbed import run_testbed
 from ccsim.result import Result, git_revision
@@ -98,6 +99,7 @@ def run_kernel(scenario: Scenario | str | Path, seed: int | None = None, progres
             "delay_line": measurements.delayline_totals,
             "sender_errors": measurements.sender_errors,
             "concurrency": concurrent,
+            "health": verdict(measurements, concurrent),
         },
         "engine_stats": {},
         "wall_time_s": wall,

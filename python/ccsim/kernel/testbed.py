@@ -22,6 +22,7 @@ namespace is never configured: links are created from inside the sender and rece
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -63,6 +64,10 @@ class Measurements:
     params_used: dict[int, dict[str, Any]] = field(default_factory=dict)
     tbf_rate_bps: int = 0
     sender_errors: list[str] = field(default_factory=list)
+    probe_rtts_us: list[int] = field(default_factory=list)  # empty-path handshakes before time zero
+    empty_path_rtt_ns: int = 0  # what the delay line adds both ways (the path without access delay)
+    host_at_start: dict[str, float] = field(default_factory=dict)  # host_load(): load average, CPU pressure
+    host_at_end: dict[str, float] = field(default_factory=dict)
 
 
 # tbf rounds its bucket to a time at the configured rate; a bucket of exactly one frame may then
@@ -160,6 +165,23 @@ def _qdisc_stats(mid: Namespace) -> dict[str, dict[str, int]]:
     return out
 
 
+def host_load() -> dict[str, float]:
+    """The host's 1-minute load average, its CPU count, and the total microseconds some runnable task
+    waited for a CPU (PSI, /proc/pressure/cpu; absent without CONFIG_PSI)."""
+    out: dict[str, float] = {"cpus": float(os.cpu_count() or 1), "time_ns": float(time.monotonic_ns())}
+    try:
+        out["load1"] = float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        for line in Path("/proc/pressure/cpu").read_text().splitlines():
+            if line.startswith("some "):
+                out["cpu_some_us"] = float(dict(kv.split("=") for kv in line.split()[1:])["total"])
+    except (OSError, ValueError, KeyError):
+        pass
+    return out
+
+
 def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed: int, progress: bool = False,
                 builtin: str | None = None, serialise: bool = False) -> Measurements:
     """Builds the testbed, runs the plan's flows and tears everything down; returns what it saw.
@@ -214,6 +236,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                 raise CcsimError(f"kernel testbed: the {name} did not start: {err[:300]}")
         # 3. the flows, from time zero
         t0 = time.monotonic_ns() + START_MARGIN_NS
+        m.empty_path_rtt_ns = plan.data_delay_ns + extra_data_ns + plan.ack_delay_ns + extra_ack_ns
         spec = {
             "t0_ns": t0, "duration_ns": plan.duration_ns, "sample_interval_ns": interval_ns,
             "src": SENDER_ADDR, "dst": RECEIVER_ADDR, "port": SERVER_PORT,
@@ -230,6 +253,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         reader = threading.Thread(target=_collect_lines, args=(sender, lines), daemon=True)
         reader.start()
         k = 1
+        m.host_at_start = host_load()
         while sender.poll() is None:
             due = t0 + k * interval_ns
             now = time.monotonic_ns()
@@ -242,6 +266,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                     print(f"\rkernel testbed: {k * interval_ns / 1e9:.0f} of {plan.duration_ns / 1e9:.0f} s",
                           end="", file=sys.stderr, flush=True)
             k += 1
+        m.host_at_end = host_load()
         if progress:
             print(file=sys.stderr)
         reader.join(timeout=10)
@@ -254,6 +279,8 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             record = json.loads(line)
             if "error" in record:
                 m.sender_errors.append(record["error"])
+            elif "probe_rtts_us" in record:
+                m.probe_rtts_us = list(record["probe_rtts_us"])
             else:
                 m.tcp_samples.append(record)
         # 4. teardown in order: sockets are closed (the sender exited), stop the delay line
