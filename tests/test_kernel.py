@@ -777,3 +777,31 @@ def test_a_run_beside_another_testbed_is_warned_and_strict_makes_it_an_error(bui
     health = Result.load(tmp_path / "strict").meta["kernel"]["health"]
     assert health["ok"] is False and health["figures"]["empty_rtt_probes"] >= 1
     assert 40.0 <= health["figures"]["empty_rtt_ms"] < 41.0
+
+
+# -- link statistics by time ---------------------------------------------------------------------------
+
+def test_link_rows_are_placed_by_when_their_counters_were_read():
+    """Counters stamped when read (testbed.py, qdisc_stats.py): a row stands at the interval end nearest
+    its sample, its rates over the time since the previous sample taken; an interval end without a
+    sample has no row (not the last counters again), so a late sample is not time-warped."""
+    from ccsim.kernel.collect import tables_from_measurements
+    from ccsim.kernel.testbed import Measurements
+
+    plan = plan_from_resolved(_scenario(SHORT.format(duration="500ms")), ported_algorithms())
+    m = Measurements(plan=plan)
+
+    def at(t_s: float) -> dict:  # the bottleneck busy all along: 1.25 MB/s of IP bytes, no frames counted
+        busy = {"sent_bytes": int(t_s * 1.25e6), "sent_pkts": 0, "backlog_bytes": 0, "backlog_pkts": 0, "drops": 0}
+        return {"t_ns": int(t_s * 1e9), "bottleneck": busy, "reverse": dict(busy, sent_bytes=0)}
+
+    m.qdisc_samples = [at(t) for t in (0.0, 0.1, 0.2, 0.41, 0.5)]  # none near 0.3 s; 0.41 s taken late
+    tables, _ = tables_from_measurements(m)
+    links = tables["links"].to_pandas()
+    b = links[links["link"] == "bottleneck"]
+    assert list(b["time_s"]) == pytest.approx([0.1, 0.2, 0.4, 0.5])
+    assert list(b["sample_time_s"]) == pytest.approx([0.1, 0.2, 0.41, 0.5])
+    assert list(b["interval_s"]) == pytest.approx([0.1, 0.1, 0.21, 0.09])
+    assert list(b["utilisation"]) == pytest.approx([1.0] * 4, rel=1e-4)
+    summary = tables["link_summary"].to_pandas().set_index("link")
+    assert summary.at["bottleneck", "utilisation"] == pytest.approx(1.0, rel=1e-4)

@@ -36,6 +36,7 @@ from ccsim.kernel.build import Build
 from ccsim.kernel.loader import Registration, encode_params, list_globals
 from ccsim.kernel.netns import Namespace
 from ccsim.kernel.plan import Plan
+from ccsim.kernel.qdisc_stats import QdiscReader
 
 __all__ = ["Measurements", "run_testbed", "initial_ssthresh_bytes", "ETHERNET_HEADER_BYTES", "SENDER_ADDR", "RECEIVER_ADDR"]
 
@@ -56,7 +57,7 @@ class Measurements:
 
     plan: Plan
     tcp_samples: list[dict[str, Any]] = field(default_factory=list)
-    qdisc_samples: list[dict[str, Any]] = field(default_factory=list)  # {"t_ns", "k", "bottleneck": {...}, "reverse": {...}}
+    qdisc_samples: list[dict[str, Any]] = field(default_factory=list)  # {"t_ns" (when read), "bottleneck": {...}, "reverse": {...}}
     delayline_ticks: list[dict[str, int]] = field(default_factory=list)
     delayline_totals: dict[str, dict[str, int]] = field(default_factory=dict)
     cc_samples: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # flow index -> samples
@@ -151,10 +152,11 @@ def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace, serialis
     return rate
 
 
-def _qdisc_stats(mid: Namespace) -> dict[str, dict[str, int]]:
+def _link_stats(counters: dict[int, dict[str, dict[str, int]]], ifindex: dict[str, int]) -> dict[str, dict[str, int]]:
+    """The bottleneck's and the reverse link's counters from one qdisc dump (qdisc_stats)."""
     out = {}
     for link, dev in (("bottleneck", "m1"), ("reverse", "m0")):
-        stats = {q["kind"]: q for q in json.loads(mid.run(["tc", "-s", "-j", "qdisc", "show", "dev", dev]))}
+        stats = counters.get(ifindex[dev], {})
         tbf = stats.get("tbf", {})
         fifo = stats.get("pfifo") or stats.get("bfifo") or {}
         out[link] = {
@@ -217,6 +219,8 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             namespaces.append(Namespace(role))  # listed at once: torn down even if the next one fails
         snd, mid, rcv = namespaces
         m.tbf_rate_bps = _set_up(plan, snd, mid, rcv, serialise)
+        qdiscs = QdiscReader(mid.path)
+        ifindex = {dev: json.loads(mid.run(["ip", "-j", "link", "show", "dev", dev]))[0]["ifindex"] for dev in ("m0", "m1")}
         extra_data_ns, extra_ack_ns = serialisation_ns(plan) if serialise else (0, 0)
         # each flow's access delay, on its data's way out and its ACKs' way back, keyed by its local port
         access = [arg for f in plan.flows if f.access_delay_ns
@@ -252,7 +256,9 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         lines: list[str] = []
         reader = threading.Thread(target=_collect_lines, args=(sender, lines), daemon=True)
         reader.start()
-        k = 1
+        # the links' counters by time: each sample stamped when read; a sample the loop could not take
+        # near its time (a loaded machine) is skipped, not taken late under its time's label
+        k = 0
         m.host_at_start = host_load()
         while sender.poll() is None:
             due = t0 + k * interval_ns
@@ -261,12 +267,14 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                 time.sleep(min((due - now) / 1e9, 0.05))
                 continue
             if k * interval_ns <= plan.duration_ns:
-                m.qdisc_samples.append({"t_ns": time.monotonic_ns() - t0, "k": k, **_qdisc_stats(mid)})
-                if progress and k % max(1, 1_000_000_000 // interval_ns) == 0:
+                stamp, counters = qdiscs.read()
+                m.qdisc_samples.append({"t_ns": stamp - t0, **_link_stats(counters, ifindex)})
+                if progress and k and k % max(1, 1_000_000_000 // interval_ns) == 0:
                     print(f"\rkernel testbed: {k * interval_ns / 1e9:.0f} of {plan.duration_ns / 1e9:.0f} s",
                           end="", file=sys.stderr, flush=True)
-            k += 1
+            k = max(k + 1, (time.monotonic_ns() - t0 + interval_ns // 2) // interval_ns)
         m.host_at_end = host_load()
+        qdiscs.close()
         if progress:
             print(file=sys.stderr)
         reader.join(timeout=10)
