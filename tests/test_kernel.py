@@ -805,3 +805,31 @@ def test_link_rows_are_placed_by_when_their_counters_were_read():
     assert list(b["utilisation"]) == pytest.approx([1.0] * 4, rel=1e-4)
     summary = tables["link_summary"].to_pandas().set_index("link")
     assert summary.at["bottleneck", "utilisation"] == pytest.approx(1.0, rel=1e-4)
+
+
+# -- repeats ----------------------------------------------------------------------------------------------
+
+def test_repeat_runs_the_scenario_n_times_and_gives_each_metrics_spread(built, tmp_path):
+    """--repeat 3: run-01..03 (seeds 7, 8, 9), repeats.csv with every run's value, the mean and the
+    max-min spread in percent of the mean, as recomputed from the runs' own summaries."""
+    import csv
+
+    from ccsim.result import Result
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="2s"))
+    out = tmp_path / "rep"
+    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out), "--no-plots", "--wait",
+                           "--repeat", "3", "--seed", "7"], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "each metric's spread over the runs" in proc.stdout and "health: " in proc.stdout
+    runs = [Result.load(out / f"run-0{i}") for i in (1, 2, 3)]
+    assert [r.meta["seed"] for r in runs] == [7, 8, 9]
+    with open(out / "repeats.csv", newline="") as f:
+        rows = {(r["scope"], r["metric"]): r for r in csv.DictReader(f)}
+    goodput = [r.summary.iloc[0]["goodput_bps"] / 1e6 for r in runs]
+    row = rows[("flow0", "goodput (Mbit/s)")]
+    assert [float(row[f"run-0{i}"]) for i in (1, 2, 3)] == pytest.approx(goodput)
+    assert float(row["mean"]) == pytest.approx(sum(goodput) / 3)
+    assert float(row["spread_pct"]) == pytest.approx((max(goodput) - min(goodput)) / (sum(goodput) / 3) * 100)
+    assert ("bottleneck", "utilisation (%)") in rows
