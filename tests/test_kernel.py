@@ -19,7 +19,7 @@ import pytest
 
 from ccsim.errors import CcsimError, ScenarioError
 from ccsim.kernel.build import ported_algorithms
-from ccsim.kernel.check import missing_prerequisites, registered_twins
+from ccsim.kernel.check import held_struct_ops, missing_prerequisites, registered_twins
 from ccsim.kernel.loader import encode_params
 from ccsim.kernel.netns import stray_processes
 from ccsim.kernel.plan import plan_from_resolved
@@ -291,11 +291,39 @@ def test_a_killed_run_leaves_nothing_behind(built, tmp_path):
     assert not (tmp_path / "run").exists()
     clean = subprocess.run([*CCSIM, "testbed", "clean"], capture_output=True, text=True)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    # the killed run's sockets still hold its struct_ops map (about 155 s, docs/kernel.md): clean
-    # names it instead of saying that nothing is left
-    for name in ours:
-        assert f"of {name}: unregistered, still held by the kernel" in clean.stdout, clean.stdout
-    assert "nothing of a finished testbed is left" not in clean.stdout
+    # the killed run's orphaned sockets give up after one retransmission (tcp_orphan_retries = 1 in
+    # the sender's namespace): its struct_ops map is freed within seconds, not 155 s (docs/kernel.md)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and {h.name for h in held_struct_ops()} & ours:
+        time.sleep(0.5)
+    assert not {h.name for h in held_struct_ops()} & ours, "the killed run's struct_ops map is still held after 30 s"
+
+
+def test_clean_names_a_struct_ops_map_a_socket_still_holds(built):
+    """A socket that chose a twin keeps its struct_ops map after the registration ends (the name is gone
+    at once): `ccsim testbed clean` names it, rather than saying nothing is left, until the socket goes."""
+    import socket
+
+    from ccsim.engine import algorithms
+    from ccsim.kernel.loader import Registration, list_globals
+
+    obj = built.object_for("newreno")
+    _, settings = encode_params("newreno", {}, algorithms(), list_globals(built.loader, obj), "flows[0]")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # never connected: no traffic, no address
+    try:
+        with Registration(built.loader, obj, "newreno", settings, 100) as reg:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, reg.name.encode())
+        assert reg.name not in registered_twins()
+        clean = subprocess.run([*CCSIM, "testbed", "clean"], capture_output=True, text=True)
+        assert clean.returncode == 0, clean.stdout + clean.stderr
+        assert f"of {reg.name}: unregistered, still held by the kernel" in clean.stdout, clean.stdout
+        assert "nothing of a finished testbed is left" not in clean.stdout
+    finally:
+        sock.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and reg.name in {h.name for h in held_struct_ops()}:
+        time.sleep(0.1)
+    assert reg.name not in {h.name for h in held_struct_ops()}
 
 
 def _loader_names(harness_pid: int) -> set[str]:
@@ -771,11 +799,14 @@ def test_a_run_beside_another_testbed_is_warned_and_strict_makes_it_an_error(bui
     warned, strict = runs["warned"], runs["strict"]
     assert warned.returncode == 0, warned.stderr
     assert f"warning: health: other testbed runs alive beside this one: harness pid {os.getpid()}" in warned.stdout
-    assert strict.returncode == 2 and "error: health: alone outside the bounds (--strict" in strict.stderr
+    # (on a loaded machine the host checks may fail beside it: the error names every failed check)
+    assert strict.returncode == 2 and "error: health: " in strict.stderr and "outside the bounds (--strict" in strict.stderr
     from ccsim.result import Result
 
     health = Result.load(tmp_path / "strict").meta["kernel"]["health"]
-    assert health["ok"] is False and health["figures"]["empty_rtt_probes"] >= 1
+    failed = [c["name"] for c in health["checks"] if not c["ok"]]
+    assert health["ok"] is False and "alone" in failed and f"error: health: {', '.join(failed)} outside" in strict.stderr
+    assert health["figures"]["empty_rtt_probes"] >= 1
     assert 40.0 <= health["figures"]["empty_rtt_ms"] < 41.0
 
 

@@ -120,9 +120,12 @@ def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace, serialis
            f"net.ipv4.tcp_reordering={plan.tcp['dupack_threshold']}"]
     rwnd = plan.tcp["rwnd_bytes"]
     # the sender's buffer never the limit before the receiver's window (Linux's default 4 MiB held
-    # about 1,860 segments); Linux's maximum RTO, the scenario's (Linux 6.15+, per namespace)
+    # about 1,860 segments); Linux's maximum RTO, the scenario's (Linux 6.15+, per namespace); a
+    # killed run's orphaned sockets give up after one retransmission (Linux's default, 8 tries
+    # with backoff, kept the twin's struct_ops map for about 155 s; a normal run aborts its sockets
+    # and leaves no orphan, so the measurements never meet this)
     snd.run(["sysctl", "-q", "-w", *common, *tcp, f"net.ipv4.tcp_wmem=4096 16384 {2 * rwnd}",
-             f"net.ipv4.tcp_rto_max_ms={plan.tcp['max_rto_ns'] // 1_000_000}"])
+             f"net.ipv4.tcp_rto_max_ms={plan.tcp['max_rto_ns'] // 1_000_000}", "net.ipv4.tcp_orphan_retries=1"])
     rcv.run(["sysctl", "-q", "-w", *common, *tcp, f"net.ipv4.tcp_rmem=4096 131072 {2 * rwnd}"])
     mid.run(["sysctl", "-q", "-w", *common])
     for ns, devs in ((snd, ["s0"]), (mid, ["m0", "m1"]), (rcv, ["r0"])):
