@@ -672,7 +672,7 @@ def testbed_clean() -> None:
 
 
 # How long a killed run's struct_ops map stays held (docs/kernel.md, "Cleaning up": measured)
-HELD_OPS_LINGER_TEXT = "about 155 s"
+HELD_OPS_LINGER_TEXT = "about 2 s"
 
 
 _owns_process = False  # set by main(): the ccsim command, not a caller's process (CliRunner, a notebook)
