@@ -753,8 +753,11 @@ def _measurements(**overrides):
     ok = dict(tx=1000, rx=1000, ring_full=0, errors=0, late_mean_ns=30_000, late_p99_ns=70_000, late_max_ns=300_000)
     m = SimpleNamespace(empty_path_rtt_ns=40_000_000, probe_rtts_us=[40_150, 40_120],
                         delayline_totals={"ab": dict(ok), "ba": dict(ok)},
-                        host_at_start={"cpus": 2.0, "time_ns": 0.0, "load1": 0.5, "cpu_some_us": 0.0},
-                        host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 0.5, "cpu_some_us": 1e6})
+                        host_at_start={"cpus": 2.0, "time_ns": 0.0, "load1": 0.5, "cpu_some_us": 0.0,
+                                       "sender_run_delay_ns": 0.0, "receiver_run_delay_ns": 0.0},
+                        host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 0.5, "cpu_some_us": 1e6,
+                                     "sender_run_delay_ns": 2e7, "receiver_run_delay_ns": 1e8},
+                        tcp_samples=[{"t_ns": i * 10**8, "rate_flags": int(i == 50)} for i in range(1, 101)])
     for key, value in overrides.items():
         setattr(m, key, value)
     return m
@@ -771,8 +774,11 @@ def test_the_health_verdict_flags_each_check_outside_its_bound():
     cases = {
         "empty_rtt": _measurements(probe_rtts_us=[41_500]),
         "delay_line_data_late": _measurements(delayline_totals={"ab": stalled, "ba": _measurements().delayline_totals["ba"]}),
-        "cpu_wait": _measurements(host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 0.5, "cpu_some_us": 6e6}),
-        "load": _measurements(host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 5.0, "cpu_some_us": 1e6}),
+        "cpu_wait": _measurements(host_at_end={**_measurements().host_at_end, "cpu_some_us": 6e6}),
+        "load": _measurements(host_at_end={**_measurements().host_at_end, "load1": 5.0}),
+        # the chd run beside three CPU hogs at nice 0: goodput -53 %
+        "sender_cpu_wait": _measurements(host_at_end={**_measurements().host_at_end, "sender_run_delay_ns": 2.7e9}),
+        "app_limited": _measurements(tcp_samples=[{"t_ns": i * 10**8, "rate_flags": int(i % 10 == 0)} for i in range(1, 101)]),
     }
     for name, m in cases.items():
         v = verdict(m, alone)

@@ -9,6 +9,8 @@ is kept in meta.json (``kernel.health``).
   line adds both ways (the scenario's base RTT without access delay);
 - the delay line: how late it sent frames (mean, p99, max, both directions) and that it relayed
   every frame it received (no ring overflow, no send error);
+- the traffic: the share of the run the sender and the receiver waited on a run queue
+  (/proc/PID/schedstat), and the share of the flows' samples Linux marked application-limited;
 - the host: the share of the run during which some runnable task waited for a CPU (PSI), and the
   load average per CPU at the end;
 - other testbed runs alive at the start or the end, or the machine's testbed lock held by another.
@@ -34,6 +36,8 @@ BOUNDS = {
     "late_mean_ms": 0.2,         # the delay line's mean lateness, each direction
     "late_p99_ms": 1.0,          # its 99th percentile
     "late_max_ms": 5.0,          # its worst frame (a stall delivers a burst into the queue)
+    "traffic_cpu_wait_share": 0.05,  # share of the run the sender, or the receiver, waited on a run queue
+    "app_limited_share": 0.05,   # share of the flows' samples whose delivery rate was application-limited
     "cpu_wait_share": 0.5,       # share of the run some runnable task waited for a CPU
     "load_per_cpu": 2.0,         # 1-minute load average per CPU at the end
 }
@@ -86,6 +90,25 @@ def verdict(m: Any, concurrency: dict[str, Any]) -> dict[str, Any]:
         ok = share <= b["cpu_wait_share"]
         checks.append(Check("cpu_wait", ok, f"host: a runnable task waited for a CPU {share:.0%} of the run"
                             + ("" if ok else f" (bound {b['cpu_wait_share']:.0%})")))
+    # the testbed's own processes: a sender or receiver that waits for a CPU leaves the window unused
+    # or the receive buffer full (measured: three CPU hogs at nice 0 beside a nice 10 harness, chd at
+    # 10 Mbit/s: sender 27 %, receiver 37 % of the run waiting, goodput -53 %)
+    for name in ("sender", "delay_line", "receiver"):
+        key = f"{name}_run_delay_ns"
+        if key in start and key in end and end["time_ns"] > start["time_ns"]:
+            share = (end[key] - start[key]) / (end["time_ns"] - start["time_ns"])
+            figures[f"{name}_cpu_wait_share"] = share
+            if name != "delay_line":  # its lateness is measured directly above
+                ok = share <= b["traffic_cpu_wait_share"]
+                checks.append(Check(f"{name}_cpu_wait", ok, f"{name}: waited for a CPU {share:.1%} of the run"
+                                    + ("" if ok else f" (bound {b['traffic_cpu_wait_share']:.0%})")))
+    app = [s for s in m.tcp_samples if "rate_flags" in s and s.get("t_ns", 0) > 0]
+    if app:
+        share = sum(s["rate_flags"] & 1 for s in app) / len(app)
+        figures["app_limited_share"] = share
+        ok = share <= b["app_limited_share"]
+        checks.append(Check("app_limited", ok, f"flows application-limited in {share:.1%} of the samples"
+                            + ("" if ok else f" (bound {b['app_limited_share']:.0%}; tcpi_delivery_rate_app_limited)")))
     if "load1" in end:
         per_cpu = end["load1"] / end["cpus"]
         figures.update(load1=end["load1"], cpus=end["cpus"])

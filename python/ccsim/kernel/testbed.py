@@ -170,10 +170,17 @@ def _link_stats(counters: dict[int, dict[str, dict[str, int]]], ifindex: dict[st
     return out
 
 
-def host_load() -> dict[str, float]:
-    """The host's 1-minute load average, its CPU count, and the total microseconds some runnable task
-    waited for a CPU (PSI, /proc/pressure/cpu; absent without CONFIG_PSI)."""
+def host_load(procs: dict[str, subprocess.Popen] | None = None) -> dict[str, float]:
+    """The host's 1-minute load average, its CPU count, the total microseconds some runnable task
+    waited for a CPU (PSI, /proc/pressure/cpu; absent without CONFIG_PSI), and for each of ``procs``
+    (name -> process) the nanoseconds it has waited on a run queue (``<name>_run_delay_ns``, the
+    second field of /proc/PID/schedstat)."""
     out: dict[str, float] = {"cpus": float(os.cpu_count() or 1), "time_ns": float(time.monotonic_ns())}
+    for name, proc in (procs or {}).items():
+        try:
+            out[f"{name}_run_delay_ns"] = float(Path(f"/proc/{proc.pid}/schedstat").read_text().split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
     try:
         out["load1"] = float(Path("/proc/loadavg").read_text().split()[0])
     except (OSError, ValueError, IndexError):
@@ -262,7 +269,8 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         # the links' counters by time: each sample stamped when read; a sample the loop could not take
         # near its time (a loaded machine) is skipped, not taken late under its time's label
         k = 0
-        m.host_at_start = host_load()
+        watched = {"sender": sender, "delay_line": delayline, "receiver": receiver}
+        m.host_at_start = host_load(watched)
         while sender.poll() is None:
             due = t0 + k * interval_ns
             now = time.monotonic_ns()
@@ -272,11 +280,11 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             if k * interval_ns <= plan.duration_ns:
                 stamp, counters = qdiscs.read()
                 m.qdisc_samples.append({"t_ns": stamp - t0, **_link_stats(counters, ifindex)})
+                m.host_at_end = host_load(watched)  # the last one taken while the sender still runs
                 if progress and k and k % max(1, 1_000_000_000 // interval_ns) == 0:
                     print(f"\rkernel testbed: {k * interval_ns / 1e9:.0f} of {plan.duration_ns / 1e9:.0f} s",
                           end="", file=sys.stderr, flush=True)
             k = max(k + 1, (time.monotonic_ns() - t0 + interval_ns // 2) // interval_ns)
-        m.host_at_end = host_load()
         qdiscs.close()
         if progress:
             print(file=sys.stderr)

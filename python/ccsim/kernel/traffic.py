@@ -37,6 +37,7 @@ CHUNK = b"\0" * 65536
 # struct tcp_info (include/uapi/linux/tcp.h): (offset, format) of the fields the tables use.
 TCP_INFO_FIELDS = {
     "ca_state": (1, "B"),
+    "rate_flags": (7, "B"),  # bit 0: tcpi_delivery_rate_app_limited (the application left the window unused)
     "backoff": (4, "B"),
     "rto_us": (8, "I"),
     "snd_mss": (16, "I"),
