@@ -774,12 +774,13 @@ def test_the_health_verdict_flags_each_check_outside_its_bound():
     cases = {
         "empty_rtt": _measurements(probe_rtts_us=[41_500]),
         "delay_line_data_late": _measurements(delayline_totals={"ab": stalled, "ba": _measurements().delayline_totals["ba"]}),
-        "cpu_wait": _measurements(host_at_end={**_measurements().host_at_end, "cpu_some_us": 6e6}),
-        "load": _measurements(host_at_end={**_measurements().host_at_end, "load1": 5.0}),
+        "load": _measurements(host_at_end={**_measurements().host_at_end, "load1": 9.0}),
         # the chd run beside three CPU hogs at nice 0: goodput -53 %
         "sender_cpu_wait": _measurements(host_at_end={**_measurements().host_at_end, "sender_run_delay_ns": 2.7e9}),
         "app_limited": _measurements(tcp_samples=[{"t_ns": i * 10**8, "rate_flags": int(i % 10 == 0)} for i in range(1, 101)]),
     }
+    # the host's CPU pressure is a figure, not a check (nice 19 hogs make it 100 % and harm nothing)
+    assert verdict(_measurements(host_at_end={**_measurements().host_at_end, "cpu_some_us": 9e6}), alone)["ok"]
     for name, m in cases.items():
         v = verdict(m, alone)
         assert [c["name"] for c in v["checks"] if not c["ok"]] == [name], name
@@ -804,7 +805,8 @@ def test_a_run_beside_another_testbed_is_warned_and_strict_makes_it_an_error(bui
         other.wait()
     warned, strict = runs["warned"], runs["strict"]
     assert warned.returncode == 0, warned.stderr
-    assert f"warning: health: other testbed runs alive beside this one: harness pid {os.getpid()}" in warned.stdout
+    line = next((ln for ln in warned.stdout.splitlines() if ln.startswith("warning: health: other testbed runs alive")), "")
+    assert f"harness pid {os.getpid()}" in line, warned.stdout
     # (on a loaded machine the host checks may fail beside it: the error names every failed check)
     assert strict.returncode == 2 and "error: health: " in strict.stderr and "outside the bounds (--strict" in strict.stderr
     from ccsim.result import Result

@@ -11,8 +11,8 @@ is kept in meta.json (``kernel.health``).
   every frame it received (no ring overflow, no send error);
 - the traffic: the share of the run the sender and the receiver waited on a run queue
   (/proc/PID/schedstat), and the share of the flows' samples Linux marked application-limited;
-- the host: the share of the run during which some runnable task waited for a CPU (PSI), and the
-  load average per CPU at the end;
+- the host: the load average per CPU at the end (and, as a figure only, the share of the run some
+  runnable task waited for a CPU, PSI);
 - other testbed runs alive at the start or the end, or the machine's testbed lock held by another.
 """
 
@@ -38,8 +38,7 @@ BOUNDS = {
     "late_max_ms": 5.0,          # its worst frame (a stall delivers a burst into the queue)
     "traffic_cpu_wait_share": 0.05,  # share of the run the sender, or the receiver, waited on a run queue
     "app_limited_share": 0.05,   # share of the flows' samples whose delivery rate was application-limited
-    "cpu_wait_share": 0.5,       # share of the run some runnable task waited for a CPU
-    "load_per_cpu": 2.0,         # 1-minute load average per CPU at the end
+    "load_per_cpu": 4.0,         # 1-minute load average per CPU at the end (the bad runs: 7.5-12.5)
 }
 
 
@@ -85,11 +84,9 @@ def verdict(m: Any, concurrency: dict[str, Any]) -> dict[str, Any]:
     # the host
     start, end = m.host_at_start, m.host_at_end
     if "cpu_some_us" in start and "cpu_some_us" in end and end["time_ns"] > start["time_ns"]:
-        share = (end["cpu_some_us"] - start["cpu_some_us"]) * 1e3 / (end["time_ns"] - start["time_ns"])
-        figures["cpu_wait_share"] = share
-        ok = share <= b["cpu_wait_share"]
-        checks.append(Check("cpu_wait", ok, f"host: a runnable task waited for a CPU {share:.0%} of the run"
-                            + ("" if ok else f" (bound {b['cpu_wait_share']:.0%})")))
+        # a figure, not a check: CPU-bound processes at nice 19 make it near 100 % and harm nothing
+        # (the testbed's own processes run SCHED_FIFO; their waits are checked above)
+        figures["cpu_wait_share"] = (end["cpu_some_us"] - start["cpu_some_us"]) * 1e3 / (end["time_ns"] - start["time_ns"])
     # the testbed's own processes: a sender or receiver that waits for a CPU leaves the window unused
     # or the receive buffer full (measured: three CPU hogs at nice 0 beside a nice 10 harness, chd at
     # 10 Mbit/s: sender 27 %, receiver 37 % of the run waiting, goodput -53 %)

@@ -48,6 +48,12 @@ ETHERNET_HEADER_BYTES = 14
 START_MARGIN_NS = 700_000_000  # between "everything is up" and the scenario's time zero
 # The delay line runs SCHED_FIFO: at normal priority, on a busy machine, frames left it milliseconds late
 DELAYLINE_RT_PRIORITY = 50
+# The sender and the receiver run SCHED_FIFO below it, from their interpreter's start (chrt): at
+# nice 10 beside three CPU-bound loops at nice 0 they waited for a CPU 27 % and 37 % of a run, and
+# goodput fell 53 % (docs/kernel.md, "Health"). Both block in select() between ACKs, and Linux's RT
+# throttling bounds them anyway.
+TRAFFIC_RT_PRIORITY = 40
+TRAFFIC_PREFIX = ["chrt", "-f", str(TRAFFIC_RT_PRIORITY)]
 TRAFFIC_SCRIPT = Path(__file__).resolve().parent / "traffic.py"
 
 
@@ -240,7 +246,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                                "-i", str(interval_ns), "-R", str(DELAYLINE_RT_PRIORITY), *access],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(delayline)
-        receiver = rcv.spawn([sys.executable, str(TRAFFIC_SCRIPT), "receiver", str(SERVER_PORT)],
+        receiver = rcv.spawn([*TRAFFIC_PREFIX, sys.executable, str(TRAFFIC_SCRIPT), "receiver", str(SERVER_PORT)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(receiver)
         for name, proc in (("delay line", delayline), ("receiver", receiver)):
@@ -260,7 +266,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         ticks: list[str] = []
         tick_reader = threading.Thread(target=_collect_lines, args=(delayline, ticks), daemon=True)
         tick_reader.start()
-        sender = snd.spawn([sys.executable, str(TRAFFIC_SCRIPT), "sender", json.dumps(spec)],
+        sender = snd.spawn([*TRAFFIC_PREFIX, sys.executable, str(TRAFFIC_SCRIPT), "sender", json.dumps(spec)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(sender)
         lines: list[str] = []
