@@ -20,7 +20,7 @@ import pytest
 
 from ccsim.errors import CcsimError, ScenarioError
 from ccsim.kernel.build import ported_algorithms
-from ccsim.kernel.check import missing_prerequisites, registered_twins
+from ccsim.kernel.check import held_struct_ops, missing_prerequisites, registered_twins
 from ccsim.kernel.loader import encode_params
 from ccsim.kernel.netns import stray_processes
 from ccsim.kernel.plan import plan_from_resolved
@@ -67,7 +67,8 @@ def _run(scenario: Path, out: Path, command: list[str], timeout: float = 180):
     which must succeed; the run directory it wrote."""
     from ccsim.result import Result
 
-    proc = subprocess.run([*CCSIM, *command, str(scenario), "--out", str(out), "--no-plots"],
+    wait = ["--wait"] if command[0] == "testbed" else []  # behind another testbed run, not refused
+    proc = subprocess.run([*CCSIM, *command, str(scenario), "--out", str(out), "--no-plots", *wait],
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr
     return Result.load(out)
@@ -132,6 +133,13 @@ def test_each_rust_algorithm_module_and_its_bpf_twin_name_each_other():
         ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { base = "westwood" }', "flows[0].traffic.params.base"),
         ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { re_filter = "tustin" }', "flows[0].traffic.params.re_filter"),
         ('algorithm = "newreno"', 'algorithm = "tcp_limit"\nparams = { nl_window_s = 10 }', "flows[0].traffic.params.nl_window_s"),
+        ('queue = "84pkt"', 'queue = "84pkt"\nloss = [["0s", 0.0], ["2s", 0.01]]', "topology.bottleneck.loss_changes"),
+        ('algorithm = "newreno"', 'algorithm = "newreno"\nrate_limit = "2Mbit"', "flows[0].traffic.app_rate"),
+        ('algorithm = "newreno"', 'algorithm = "newreno"\nstart = { uniform = ["0s", "2s"] }', "flows[0].start_spread_ns"),
+        # the TCP machine's own knobs under the linux profile: the scenario asked for what Linux cannot do
+        ('[[flows]]', '[tcp]\nprofile = "linux"\ninitial_rto = "3s"\n[[flows]]', "flows[0].traffic.tcp.initial_rto_ns"),
+        ('[[flows]]', '[tcp]\nprofile = "linux"\nloss_detection = "dupack"\n[[flows]]', "flows[0].traffic.tcp.loss_detection"),
+        ('[[flows]]', '[tcp]\nmax_rto = "200s"\n[[flows]]', "flows[0].traffic.tcp.max_rto_ns"),
     ],
 )
 def test_unsupported_features_are_refused_naming_the_field(edit, replacement, field):
@@ -142,6 +150,24 @@ def test_unsupported_features_are_refused_naming_the_field(edit, replacement, fi
     assert "kernel testbed" in str(err.value)
 
 
+def test_settings_the_testbed_runs_otherwise_are_named():
+    """A non-linux profile: the knobs that differ from the linux profile and that Linux decides are
+    named (freebsd9: the five below); a slow access link is named; the linux profile names nothing."""
+    from ccsim.kernel.plan import not_reproduced
+
+    assert not_reproduced(_scenario(SHORT.format(duration="5s") + '[tcp]\nprofile = "linux"\n')) == []
+    named = not_reproduced(_scenario(SHORT.format(duration="5s")))  # the default profile, freebsd9
+    assert len(named) == 1 and named[0].startswith("flows[*].traffic.tcp.profile: freebsd9")
+    for knob in ("delayed_ack_timeout_ns", "rto_estimator", "recovery_window", "delayed_ack_rule", "loss_detection"):
+        assert f"{knob} (" in named[0]
+    # settings the testbed sets are not named: the initial window (route), the maximum RTO (sysctl)
+    assert "initial_window_pkts" not in named[0] and "max_rto_ns" not in named[0]
+    slow = SHORT.format(duration="5s").replace('bottleneck_rate = "10Mbit"', 'bottleneck_rate = "100Mbit"\naccess_rate = "1Gbit"')
+    assert any(n.startswith("topology.access_rate_bps") for n in not_reproduced(_scenario(slow)))
+    builtin = not_reproduced(_scenario(SHORT.format(duration="5s") + '[tcp]\nprofile = "linux"\n'), builtin="reno")
+    assert [n.split(":")[0] for n in builtin] == ["flows[*].traffic.tcp.abc_limit", "flows[*].traffic.tcp.slow_start_rule"]
+
+
 def test_serialise_adds_one_frame_and_one_ack_transmission_time():
     """--serialise: the delay line adds what the simulator's links take per frame (docs/kernel.md):
     1500 bytes at 10 Mbit/s = 1.2 ms on the data path, a 52-byte ACK at 10 Mbit/s = 41.6 us."""
@@ -149,6 +175,16 @@ def test_serialise_adds_one_frame_and_one_ack_transmission_time():
 
     plan = plan_from_resolved(_scenario(SHORT.format(duration="5s")), ported_algorithms())
     assert serialisation_ns(plan) == (1_200_000, 41_600)
+
+
+def test_tcp_limit_is_serialised_by_default_and_nothing_else_is():
+    from ccsim.kernel.plan import default_serialise
+
+    two = SHORT.format(duration="5s") + '[[flows]]\nalgorithm = "tcp_limit"\n'
+    assert default_serialise(plan_from_resolved(_scenario(two), ported_algorithms())).startswith("tcp_limit: ")
+    assert default_serialise(plan_from_resolved(_scenario(SHORT.format(duration="5s")), ported_algorithms())) is None
+    # the kernel's own algorithm in place of the twins: not serialised by the twin's reason
+    assert default_serialise(plan_from_resolved(_scenario(two), ported_algorithms(), builtin="reno")) is None
 
 
 def test_per_flow_access_delays_are_planned_per_flow():
@@ -226,6 +262,17 @@ def test_every_twin_is_accepted_by_the_verifier_and_unregisters(built, algorithm
         assert reg.map_id > 0
     assert reg.name not in registered_twins()
     assert reg.proc is not None and reg.proc.returncode == 0
+    # the twin exports the Rust metrics() under the same names, in the same order
+    assert [name for name, _ in reg.metric_names] == _rust_metric_names(algorithm)
+
+
+def _rust_metric_names(algorithm: str) -> list[str]:
+    """The names the Rust algorithm's metrics() gives, in order: the cc_metrics table of a 0.3 s
+    simulation with one flow of it (the engine's catalogue lists parameters, not metrics)."""
+    from ccsim.runner import run
+
+    r = run(load_scenario(SHORT.format(duration="300ms").replace("newreno", algorithm)))
+    return list(dict.fromkeys(r.cc_metrics["name"]))
 
 
 def test_newreno_on_a_10_mbit_40_ms_path_reaches_line_rate(built, tmp_path):
@@ -272,6 +319,39 @@ def test_a_killed_run_leaves_nothing_behind(built, tmp_path):
     assert not (tmp_path / "run").exists()
     clean = subprocess.run([*CCSIM, "testbed", "clean"], capture_output=True, text=True)
     assert clean.returncode == 0, clean.stdout + clean.stderr
+    # the killed run's orphaned sockets give up after one retransmission (tcp_orphan_retries = 1 in
+    # the sender's namespace): its struct_ops map is freed within seconds, not 155 s (docs/kernel.md)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and {h.name for h in held_struct_ops()} & ours:
+        time.sleep(0.5)
+    assert not {h.name for h in held_struct_ops()} & ours, "the killed run's struct_ops map is still held after 30 s"
+
+
+def test_clean_names_a_struct_ops_map_a_socket_still_holds(built):
+    """A socket that chose a twin keeps its struct_ops map after the registration ends (the name is gone
+    at once): `ccsim testbed clean` names it, rather than saying nothing is left, until the socket goes."""
+    import socket
+
+    from ccsim.engine import algorithms
+    from ccsim.kernel.loader import Registration, list_globals
+
+    obj = built.object_for("newreno")
+    _, settings = encode_params("newreno", {}, algorithms(), list_globals(built.loader, obj), "flows[0]")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # never connected: no traffic, no address
+    try:
+        with Registration(built.loader, obj, "newreno", settings, 100) as reg:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, reg.name.encode())
+        assert reg.name not in registered_twins()
+        clean = subprocess.run([*CCSIM, "testbed", "clean"], capture_output=True, text=True)
+        assert clean.returncode == 0, clean.stdout + clean.stderr
+        assert f"of {reg.name}: unregistered, still held by the kernel" in clean.stdout, clean.stdout
+        assert "nothing of a finished testbed is left" not in clean.stdout
+    finally:
+        sock.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and reg.name in {h.name for h in held_struct_ops()}:
+        time.sleep(0.1)
+    assert reg.name not in {h.name for h in held_struct_ops()}
 
 
 def _loader_names(harness_pid: int) -> set[str]:
@@ -512,8 +592,9 @@ def test_tcp_limit_twin_limits_the_queue_beside_the_simulator(built, tmp_path):
     # lets two back-to-back segments through at once, so two ACKs microseconds apart make NL 30-50 times
     # the link rate and no forced decrease ever happens (docs/kernel.md); a path that gives every frame
     # its transmission time, as the simulator's link, does not.
-    kernel, sim = _kernel_and_simulator(tmp_path, "tcp_limit", ("--serialise",))
+    kernel, sim = _kernel_and_simulator(tmp_path, "tcp_limit")  # serialised by default
     assert kernel.meta["kernel"]["serialise"] is True
+    assert kernel.meta["kernel"]["serialise_reason"].startswith("tcp_limit: ")
     _check_goodput(kernel, sim)
     m = _metric_table(kernel)
     live = m[m["re_valid"] == 1]
@@ -607,3 +688,215 @@ def test_newreno_twin_as_linux_reno_matches_the_kernels_reno(built, tmp_path):
     er, et = _loss_episodes(runs["reno"]), _loss_episodes(runs["twin"])
     assert len(er) >= 3, f"reno: {er}"
     assert abs(len(er) - len(et)) <= 1, f"congestion episodes: reno at {er}, twin at {et}"
+
+
+# -- one testbed run at a time ----------------------------------------------------------------------
+
+def test_a_run_started_beside_another_is_refused_naming_it(built, tmp_path):
+    """Two runs at once share the CPUs and the delay line's timing (docs/kernel.md, "Health"): the
+    second is refused, one line naming the first's pid, before it sets anything up or writes."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="30s"))
+    env = {**os.environ, "CCSIM_TESTBED_LOCK": str(tmp_path / "testbed.lock")}
+    first = subprocess.Popen([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "first")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (_loader_names(first.pid) & set(registered_twins())):
+            time.sleep(0.1)
+        assert first.poll() is None, "the first run ended early"
+        second = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / "second")],
+                                capture_output=True, text=True, env=env, timeout=60)
+        assert second.returncode == 2, second.stderr
+        errors = [line for line in second.stderr.splitlines() if not line.startswith("warning: not reproduced: ")]
+        assert len(errors) == 1 and errors[0].startswith("error: "), second.stderr
+        assert f"another testbed run is running (pid {first.pid}, scenario {scenario}" in second.stderr
+        assert not (tmp_path / "second").exists()
+    finally:
+        first.kill()
+        first.wait()
+
+
+def test_delay_aimd_twin_keeps_a_configured_rtt_min_until_the_first_backoff(built, tmp_path):
+    """rtt_min_init_ms = 60 on the 40 ms path (delay_aimd.rs rtt_min_pinned, section II-D): RTTmin stays
+    at 60 ms until the first backoff (delay or loss), though samples of the 40 ms path come before it;
+    the same on both sides (the twin that ignored it showed 40.2 ms at 0.1 s). The backoff comes in
+    slow start, within 0.5 s; the queue then keeps every RTT above 60 ms, so RTTmin stays near 60."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TWIN_RUN.format(algorithm="delay_aimd").replace('duration = "12s"', 'duration = "4s"')
+                        + "params = { rtt_min_init_ms = 60 }\n")
+    for name, r in (("kernel", _run(scenario, tmp_path / "kernel", ["testbed", "run"])),
+                    ("simulator", _run(scenario, tmp_path / "sim", ["run"]))):
+        m = _metric_table(r)
+        backoffs = m["delay_backoffs"] + m["loss_backoffs"]
+        before = m[(backoffs == 0) & (m["rtt_max_ms"] > 0)]  # RTT samples, no backoff yet
+        assert len(before) >= 1 and (before["rtt_max_ms"] < 60.0).any(), f"{name}: no sample below 60 ms before a backoff"
+        assert ((before["rtt_min_ms"] - 60.0).abs() < 1e-3).all(), f"{name}: {before['rtt_min_ms'].tolist()}"
+        assert backoffs.iloc[-1] >= 1 and m["rtt_min_ms"].iloc[-1] <= 60.0
+        # backoff_beta (Rust metrics()): the beta of the last backoff, in (0, 0.9]
+        assert 0.0 < m["backoff_beta"].iloc[-1] <= 0.9
+
+
+def test_every_expiry_of_the_retransmission_timer_reaches_the_twin(built, tmp_path):
+    """ccsim_cc_ops.h, set_state: Linux's tcp_enter_loss calls ssthresh and CA_EVENT_LOSS only when
+    it reduces for a new window, but tcp_set_ca_state(TCP_CA_Loss) at every expiry. westwood's
+    `timeouts` counts its cc_on_timeout calls; the kernel's tcpi_total_rto counts the expiries
+    (tcp_retransmit_timer), the SYN's among them, which come before the twin's init. With 20 % loss,
+    8 s: the glue that took CA_EVENT_LOSS for every expiry saw 2 of 11 (twice), this one 9 of 10."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TWIN_RUN.format(algorithm="westwood").replace('queue = "84pkt"', 'queue = "84pkt"\nloss = 0.2')
+                        .replace('duration = "12s"', 'duration = "8s"'))
+    r = _run(scenario, tmp_path / "k", ["testbed", "run"])
+    seen = _metric_table(r)["timeouts"].iloc[-1]
+    expiries = r.flows["timeouts"].sum()
+    assert seen >= 5 and 0 <= expiries - seen <= 3, f"the twin saw {seen} of {expiries} expiries"
+
+
+def test_initial_ssthresh_reaches_the_twin_and_a_non_linux_profile_is_warned(built, tmp_path):
+    """Linux 6.x starts a connection at an unlimited ssthresh whatever the route says (tcp_init_metrics;
+    measured: a locked route ssthresh of 20 left it unlimited); the glue's init sets the scenario's.
+    The default profile (freebsd9) is warned about on stderr before the run, and kept in meta.json."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="3s").replace("[[flows]]", '[tcp]\ninitial_ssthresh = "20pkt"\n[[flows]]'))
+    out = tmp_path / "k"
+    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out), "--no-plots", "--wait"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: not reproduced: flows[*].traffic.tcp.profile: freebsd9" in proc.stderr
+    from ccsim.result import Result
+
+    r = Result.load(out)
+    assert r.meta["kernel"]["not_reproduced"][0].startswith("flows[*].traffic.tcp.profile: freebsd9")
+    f = r.flows[r.flows["retransmits"].cumsum() == 0]  # before the first loss
+    assert len(f) >= 3 and (f["ssthresh_bytes"] == 20 * 1448).all(), f["ssthresh_bytes"].tolist()
+    # slow start ends at 20 segments: the window grows by about one segment per RTT afterwards
+    assert f["cwnd_pkts"].iloc[:5].max() < 30
+
+
+# -- the health verdict ------------------------------------------------------------------------------
+
+def _measurements(**overrides):
+    from types import SimpleNamespace
+
+    ok = dict(tx=1000, rx=1000, ring_full=0, errors=0, late_mean_ns=30_000, late_p99_ns=70_000, late_max_ns=300_000)
+    m = SimpleNamespace(empty_path_rtt_ns=40_000_000, probe_rtts_us=[40_150, 40_120],
+                        delayline_totals={"ab": dict(ok), "ba": dict(ok)},
+                        host_at_start={"cpus": 2.0, "time_ns": 0.0, "load1": 0.5, "cpu_some_us": 0.0,
+                                       "sender_run_delay_ns": 0.0, "receiver_run_delay_ns": 0.0},
+                        host_at_end={"cpus": 2.0, "time_ns": 10e9, "load1": 0.5, "cpu_some_us": 1e6,
+                                     "sender_run_delay_ns": 2e7, "receiver_run_delay_ns": 1e8},
+                        tcp_samples=[{"t_ns": i * 10**8, "rate_flags": int(i == 50)} for i in range(1, 101)])
+    for key, value in overrides.items():
+        setattr(m, key, value)
+    return m
+
+
+def test_the_health_verdict_flags_each_check_outside_its_bound():
+    from ccsim.kernel.health import health_lines, verdict
+
+    alone = {"other_testbeds_at_start": [], "other_testbeds_at_end": [], "lock_held_by_another_run": None}
+    good = verdict(_measurements(), alone)
+    assert good["ok"] and health_lines(good)[0].startswith("health: ok (empty-path RTT 40.12 ms")
+    assert good["figures"]["cpu_wait_share"] == pytest.approx(0.1)
+    stalled = dict(_measurements().delayline_totals["ab"], late_max_ns=12_000_000)  # a 12 ms stall
+    cases = {
+        "empty_rtt": _measurements(probe_rtts_us=[41_500]),
+        "delay_line_data_late": _measurements(delayline_totals={"ab": stalled, "ba": _measurements().delayline_totals["ba"]}),
+        "load": _measurements(host_at_end={**_measurements().host_at_end, "load1": 9.0}),
+        # the chd run beside three CPU hogs at nice 0: goodput -53 %
+        "sender_cpu_wait": _measurements(host_at_end={**_measurements().host_at_end, "sender_run_delay_ns": 2.7e9}),
+        "app_limited": _measurements(tcp_samples=[{"t_ns": i * 10**8, "rate_flags": int(i % 10 == 0)} for i in range(1, 101)]),
+    }
+    # the host's CPU pressure is a figure, not a check (nice 19 hogs make it 100 % and harm nothing)
+    assert verdict(_measurements(host_at_end={**_measurements().host_at_end, "cpu_some_us": 9e6}), alone)["ok"]
+    for name, m in cases.items():
+        v = verdict(m, alone)
+        assert [c["name"] for c in v["checks"] if not c["ok"]] == [name], name
+        assert len(health_lines(v)) == 1 and health_lines(v)[0].startswith("warning: health: ")
+    beside = verdict(_measurements(), dict(alone, other_testbeds_at_end=[4242]))
+    assert [c["text"] for c in beside["checks"] if not c["ok"]] == ["other testbed runs alive beside this one: harness pid 4242"]
+
+
+def test_a_run_beside_another_testbed_is_warned_and_strict_makes_it_an_error(built, tmp_path):
+    """A process tagged as another live testbed's (CCSIM_TESTBED=<a live pid>): the run's health verdict
+    names it; a warning line in the summary, and with --strict exit status 2 (the run still written)."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="2s"))
+    other = subprocess.Popen(["sleep", "60"], env={**os.environ, "CCSIM_TESTBED": str(os.getpid())})
+    try:
+        runs = {}
+        for name, extra in (("warned", []), ("strict", ["--strict"])):
+            runs[name] = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(tmp_path / name),
+                                         "--no-plots", "--wait", *extra], capture_output=True, text=True, timeout=120)
+    finally:
+        other.kill()
+        other.wait()
+    warned, strict = runs["warned"], runs["strict"]
+    assert warned.returncode == 0, warned.stderr
+    line = next((ln for ln in warned.stdout.splitlines() if ln.startswith("warning: health: other testbed runs alive")), "")
+    assert f"harness pid {os.getpid()}" in line, warned.stdout
+    # (on a loaded machine the host checks may fail beside it: the error names every failed check)
+    assert strict.returncode == 2 and "error: health: " in strict.stderr and "outside the bounds (--strict" in strict.stderr
+    from ccsim.result import Result
+
+    health = Result.load(tmp_path / "strict").meta["kernel"]["health"]
+    failed = [c["name"] for c in health["checks"] if not c["ok"]]
+    assert health["ok"] is False and "alone" in failed and f"error: health: {', '.join(failed)} outside" in strict.stderr
+    assert health["figures"]["empty_rtt_probes"] >= 1
+    assert 40.0 <= health["figures"]["empty_rtt_ms"] < 41.0
+
+
+# -- link statistics by time ---------------------------------------------------------------------------
+
+def test_link_rows_are_placed_by_when_their_counters_were_read():
+    """Counters stamped when read (testbed.py, qdisc_stats.py): a row stands at the interval end nearest
+    its sample, its rates over the time since the previous sample taken; an interval end without a
+    sample has no row (not the last counters again), so a late sample is not time-warped."""
+    from ccsim.kernel.collect import tables_from_measurements
+    from ccsim.kernel.testbed import Measurements
+
+    plan = plan_from_resolved(_scenario(SHORT.format(duration="500ms")), ported_algorithms())
+    m = Measurements(plan=plan)
+
+    def at(t_s: float) -> dict:  # the bottleneck busy all along: 1.25 MB/s of IP bytes, no frames counted
+        busy = {"sent_bytes": int(t_s * 1.25e6), "sent_pkts": 0, "backlog_bytes": 0, "backlog_pkts": 0, "drops": 0}
+        return {"t_ns": int(t_s * 1e9), "bottleneck": busy, "reverse": dict(busy, sent_bytes=0)}
+
+    m.qdisc_samples = [at(t) for t in (0.0, 0.1, 0.2, 0.41, 0.5)]  # none near 0.3 s; 0.41 s taken late
+    tables, _ = tables_from_measurements(m)
+    links = tables["links"].to_pandas()
+    b = links[links["link"] == "bottleneck"]
+    assert list(b["time_s"]) == pytest.approx([0.1, 0.2, 0.4, 0.5])
+    assert list(b["sample_time_s"]) == pytest.approx([0.1, 0.2, 0.41, 0.5])
+    assert list(b["interval_s"]) == pytest.approx([0.1, 0.1, 0.21, 0.09])
+    assert list(b["utilisation"]) == pytest.approx([1.0] * 4, rel=1e-4)
+    summary = tables["link_summary"].to_pandas().set_index("link")
+    assert summary.at["bottleneck", "utilisation"] == pytest.approx(1.0, rel=1e-4)
+
+
+# -- repeats ----------------------------------------------------------------------------------------------
+
+def test_repeat_runs_the_scenario_n_times_and_gives_each_metrics_spread(built, tmp_path):
+    """--repeat 3: run-01..03 (seeds 7, 8, 9), repeats.csv with every run's value, the mean and the
+    max-min spread in percent of the mean, as recomputed from the runs' own summaries."""
+    import csv
+
+    from ccsim.result import Result
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SHORT.format(duration="2s"))
+    out = tmp_path / "rep"
+    proc = subprocess.run([*CCSIM, "testbed", "run", str(scenario), "--out", str(out), "--no-plots", "--wait",
+                           "--repeat", "3", "--seed", "7"], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert "each metric's spread over the runs" in proc.stdout and "health: " in proc.stdout
+    runs = [Result.load(out / f"run-0{i}") for i in (1, 2, 3)]
+    assert [r.meta["seed"] for r in runs] == [7, 8, 9]
+    with open(out / "repeats.csv", newline="") as f:
+        rows = {(r["scope"], r["metric"]): r for r in csv.DictReader(f)}
+    goodput = [r.summary.iloc[0]["goodput_bps"] / 1e6 for r in runs]
+    row = rows[("flow0", "goodput (Mbit/s)")]
+    assert [float(row[f"run-0{i}"]) for i in (1, 2, 3)] == pytest.approx(goodput)
+    assert float(row["mean"]) == pytest.approx(sum(goodput) / 3)
+    assert float(row["spread_pct"]) == pytest.approx((max(goodput) - min(goodput)) / (sum(goodput) / 3) * 100)
+    assert ("bottleneck", "utilisation (%)") in rows

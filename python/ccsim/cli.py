@@ -533,25 +533,109 @@ def testbed() -> None:
 @click.option("--force", is_flag=True, help="Replace the output directory if it holds a previous run (only the files ccsim wrote there).")
 @click.option("--no-plots", is_flag=True, help="Do not write the PNG plots.")
 @click.option("--builtin", default=None, metavar="NAME", help="Run every flow with the kernel's own algorithm NAME (e.g. reno) instead of the twins: the reference to compare a twin with.")
-@click.option("--serialise", is_flag=True, help="Give every frame its transmission time at the bottleneck, as the simulator's link (tbf bucket of one frame, the delay line adds one frame's time; docs/kernel.md).")
+@click.option("--serialise/--no-serialise", default=None, help="Give every frame its transmission time at the bottleneck, as the simulator's link (tbf bucket of one frame, the delay line adds one frame's time; docs/kernel.md) [default: only with a tcp_limit flow].")
+@click.option("--wait", "wait", is_flag=True, help="If another testbed run is running, wait for it to end [default: refuse].")
+@click.option("--beside-others", is_flag=True, help="If another testbed run is running, run beside it anyway (the run's health verdict says so) [default: refuse].")
+@click.option("--strict", is_flag=True, help="A health check outside its bound is an error (exit status 2; the run directory is still written, with the verdict in meta.json) [default: a warning].")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=1, metavar="N", help="Run the scenario N times (seeds SEED..SEED+N-1) into OUT/run-01... with OUT/repeats.csv, and print each metric's spread [default: 1].")
 @_user_errors
 def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool, no_plots: bool, builtin: str | None,
-                serialise: bool) -> None:
-    """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`."""
+                serialise: bool | None, wait: bool, beside_others: bool, strict: bool, repeat: int) -> None:
+    """Run SCENARIO on the kernel testbed (as root) and write the same run directory as `ccsim run`.
+
+    One testbed run at a time: a run started while another runs is refused, naming it (--wait,
+    --beside-others)."""
     # lazy: start-up time (pandas, pyarrow) and the kernel path only when asked for
     from ccsim.kernel.runner import run_kernel
 
+    if wait and beside_others:
+        raise ArgumentError("--wait, --beside-others: give one of them")
     out = out if out is not None else Path("runs") / f"{scenario.stem}-kernel"
     check_output_dir(out, force)
-    result = run_kernel(scenario, seed=seed, progress=not _quiet(), builtin=builtin, serialise=serialise)
+
+    def one_run(run_seed: int | None, warn: bool) -> Any:
+        return run_kernel(scenario, seed=run_seed, progress=not _quiet(), builtin=builtin, serialise=serialise,
+                          beside_others="wait" if wait else "run" if beside_others else "refuse",
+                          warn=(lambda line: click.echo(f"warning: not reproduced: {safe_for_terminal(line, limit=1000)}",
+                                                        err=True)) if warn else None)
+
+    if repeat > 1:
+        _testbed_repeat(one_run, repeat, seed, out, force, no_plots, strict)
+        return
+    result = one_run(seed, True)
     result.save(out, force=force, plots=not no_plots)
+    from ccsim.kernel.health import HealthError, health_lines  # lazy: the kernel path only
+
+    health = result.meta["kernel"]["health"]
+    if _quiet():
+        for line in health_lines(health):
+            if not health["ok"]:
+                click.echo(safe_for_terminal(line, limit=1000), err=True)
+        click.echo(safe_for_terminal(out))
+    else:
+        console = Console()
+        print_summary(result, console)
+        for line in health_lines(health):
+            console.print(escape(safe_for_terminal(line, limit=1000)), soft_wrap=True)
+        console.print(f"kernel {escape(result.meta['kernel']['release'])}, {result.meta['wall_time_s']:.1f} s wall time")
+        console.print(f"wrote {escape(safe_for_terminal(out))}")
+    if strict and not health["ok"]:
+        failed = [c["name"] for c in health["checks"] if not c["ok"]]
+        raise HealthError(f"health: {', '.join(failed)} outside the bounds (--strict; the run is in {out}, meta.json kernel.health)")
+
+
+def _testbed_repeat(one_run: Callable[[int | None, bool], Any], n: int, seed: int | None, out: Path, force: bool,
+                    no_plots: bool, strict: bool) -> None:
+    """``testbed run --repeat N``: N runs, written together (nothing if one fails), and the spread."""
+    import csv
+
+    from ccsim.kernel.health import HealthError
+    from ccsim.kernel.repeat import run_name, spread_rows
+    from ccsim.outdir import write_directory
+
+    results = []
+    for i in range(n):
+        result = one_run(None if seed is None and i == 0 else (seed if seed is not None else results[0].meta["seed"]) + i, i == 0)
+        results.append(result)
+        if not _quiet():
+            click.echo(f"run {i + 1} of {n}: seed {result.meta['seed']}, health {'ok' if result.meta['kernel']['health']['ok'] else 'flagged'}",
+                       err=True)
+    rows = spread_rows(results)
+    names = [run_name(i + 1, n) for i in range(n)]
+
+    def write(directory: Path) -> None:
+        for name, result in zip(names, results):
+            (directory / name).mkdir()
+            result._write(directory / name, plots=not no_plots)
+        with open(directory / "repeats.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["scope", "metric", "runs", "mean", "min", "max", "spread_pct", *names])
+            for r in rows:
+                w.writerow([r["scope"], r["metric"], r["runs"], r["mean"], r["min"], r["max"], r["spread_pct"], *r["values"]])
+
+    write_directory(out, force, write, "repeat directory")
+    flagged = [(name, [c["name"] for c in r.meta["kernel"]["health"]["checks"] if not c["ok"]])
+               for name, r in zip(names, results) if not r.meta["kernel"]["health"]["ok"]]
     if _quiet():
         click.echo(safe_for_terminal(out))
-        return
-    console = Console()
-    print_summary(result, console)
-    console.print(f"kernel {escape(result.meta['kernel']['release'])}, {result.meta['wall_time_s']:.1f} s wall time")
-    console.print(f"wrote {escape(safe_for_terminal(out))}")
+    else:
+        table = Table(title=f"{n} kernel runs (seeds {results[0].meta['seed']}..{results[-1].meta['seed']}): each metric's "
+                            f"spread over the runs", title_justify="left")
+        for column in ("", "metric", "mean", "min", "max", "max-min\n% of mean"):
+            table.add_column(column, justify="left" if column in ("", "metric") else "right")
+        previous = None
+        for r in rows:
+            table.add_row(_cell(r["scope"]) if r["scope"] != previous else "", r["metric"], *(
+                _compared_value(r[k]) for k in ("mean", "min", "max")),
+                "-" if math.isnan(r["spread_pct"]) else f"{r['spread_pct']:.1f} %")
+            previous = r["scope"]
+        console = Console()
+        console.print(table)
+        console.print(f"health: {len(flagged)} of {n} runs flagged" + (": " + "; ".join(
+            f"{name} ({', '.join(checks)})" for name, checks in flagged) if flagged else ""))
+        console.print(f"wrote {escape(safe_for_terminal(out))} ({names[0]} .. {names[-1]}, repeats.csv)")
+    if strict and flagged:
+        raise HealthError(f"health: {len(flagged)} of {n} runs outside the bounds (--strict; the runs are in {out})")
 
 
 @testbed.command(name="check")
@@ -571,15 +655,24 @@ def testbed_check() -> None:
 @testbed.command(name="clean")
 def testbed_clean() -> None:
     """End what a killed testbed run left running (its namespaces and BPF registrations go with it)."""
-    from ccsim.kernel.check import clean, registered_twins  # lazy: only for this command
+    from ccsim.kernel.check import clean, held_struct_ops, registered_twins  # lazy: only for this command
 
     for line in clean():
         click.echo(line)
+    held = held_struct_ops()
+    for ops in held:
+        click.echo(f"struct_ops map {ops.map_id} of {ops.name}: unregistered, still held by the kernel until the "
+                   f"sockets of its run are gone (after a killed run: up to {HELD_OPS_LINGER_TEXT}; docs/kernel.md)")
     left = registered_twins()
     if left:
         click.echo(f"still registered (held by live sockets or a running testbed): {' '.join(left)}")
         sys.exit(1)
-    click.echo("nothing of a finished testbed is left")
+    if not held:
+        click.echo("nothing of a finished testbed is left")
+
+
+# How long a killed run's struct_ops map stays held (docs/kernel.md, "Cleaning up": measured)
+HELD_OPS_LINGER_TEXT = "about 2 s"
 
 
 _owns_process = False  # set by main(): the ccsim command, not a caller's process (CliRunner, a notebook)

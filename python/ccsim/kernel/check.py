@@ -3,6 +3,7 @@ and what a killed run may have left (``ccsim testbed clean``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,7 +14,8 @@ from pathlib import Path
 
 from ccsim.kernel.netns import stray_processes
 
-__all__ = ["Prerequisite", "prerequisites", "missing_prerequisites", "APT_PACKAGES", "clean", "registered_twins"]
+__all__ = ["Prerequisite", "prerequisites", "missing_prerequisites", "APT_PACKAGES", "clean", "registered_twins",
+           "held_struct_ops", "HeldOps"]
 
 # Debian/Ubuntu packages that provide every tool below
 APT_PACKAGES = "clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev gcc iproute2 ethtool util-linux procps"
@@ -89,10 +91,44 @@ def clean(kill: bool = True) -> list[str]:
     return report
 
 
-def struct_ops_ids() -> list[int]:
-    """ids of struct_ops maps named ccsim_ops (bpftool), for diagnostics."""
+@dataclass(frozen=True)
+class HeldOps:
+    """A twin's struct_ops map that the kernel still holds after its registration ended."""
+
+    map_id: int
+    name: str  # the tcp_congestion_ops name it was registered under
+
+
+def _bpftool_json(*args: str) -> object:
     try:
-        out = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True, timeout=10).stdout
+        out = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return []
-    return [int(line.split(":")[0]) for line in out.splitlines() if "ccsim_ops" in line and line.split(":")[0].isdigit()]
+    # `struct_ops dump` prints its objects separated by commas, without the brackets of a list
+    for text in (out, f"[{out}]"):
+        try:
+            return json.loads(text) if out else []
+        except ValueError:
+            continue
+    return []
+
+
+def held_struct_ops() -> list[HeldOps]:
+    """ccsim twins' struct_ops maps (named ``ccsim_ops``) whose algorithm is no longer registered.
+
+    When a run is killed, its BPF link closes and the name leaves ``tcp_available_congestion_control``
+    at once, but sockets that still use the algorithm keep a reference to the map: those of the killed
+    run end only when TCP gives up on them (docs/kernel.md, "Cleaning up"). Nothing can end them from
+    here; the map is freed with the last of them."""
+    registered = set(registered_twins())
+    held = []
+    for entry in _bpftool_json("struct_ops", "show"):
+        if not isinstance(entry, dict) or entry.get("name") != "ccsim_ops" or "id" not in entry:
+            continue
+        dump = _bpftool_json("struct_ops", "dump", "id", str(entry["id"]))
+        ops = next((item.get("bpf_struct_ops_tcp_congestion_ops") for item in dump if isinstance(item, dict)
+                    and "bpf_struct_ops_tcp_congestion_ops" in item), None) if isinstance(dump, list) else None
+        name = str((ops or {}).get("data", {}).get("name", "?"))
+        if name not in registered:
+            held.append(HeldOps(int(entry["id"]), name))
+    return held

@@ -5,9 +5,11 @@ Where a column comes from (docs/kernel.md has the full list and the differences)
 
 - flows: the sending socket's TCP_INFO every sample interval (bytes acked, bytes sent, cwnd,
   ssthresh, srtt, retransmissions, RTO count) and the twin's last RTT sample (``rtt_ms``);
-- links: the bottleneck's fifo (backlog, drops) and tbf (bytes sent) every interval, and the delay
-  line's random drops; the queueing delay is the backlog divided by the rate at the sample instant
-  (an estimate: the kernel does not time packets through the queue);
+- links: the bottleneck's fifo (backlog, drops) and tbf (bytes sent), read by time and stamped
+  (qdisc_stats.py): a row at the interval end nearest each sample, rates over the time since the
+  previous one, no row where no sample was taken; the delay line's random drops; the queueing delay
+  is the backlog divided by the rate at the sample instant (an estimate: the kernel does not time
+  packets through the queue);
 - cc_metrics: the twin's metrics map, sampled by the loader;
 - summary: RTT mean over every per-ACK sample the twin saw (exact); RTT percentiles over the
   per-interval last samples (coarser than the simulator's per-ACK percentiles).
@@ -82,29 +84,41 @@ def tables_from_measurements(m: Measurements) -> tuple[dict[str, pa.Table], dict
                     metric_rows.append(dict(time_s=t_s, flow=f.index, name=name, value=float(value)))
             prev = s
 
-    # links: the bottleneck and the reverse link
+    # links: the bottleneck and the reverse link, from counters stamped when read (testbed.py). A
+    # row stands at the interval end nearest its sample; its rates are over the time since the
+    # previous sample actually taken; an interval end with no sample near it has no row.
     link_rows: list[dict[str, Any]] = []
     ticks = {int(round(t["t_ns"] / dt_ns)): t for t in m.delayline_ticks}
-    qd = {int(q["k"]): q for q in m.qdisc_samples}
+    nearest: dict[int, dict[str, Any]] = {}
+    for q in m.qdisc_samples:
+        k = int(round(q["t_ns"] / dt_ns))
+        if 0 <= k <= n and (k not in nearest or abs(q["t_ns"] - k * dt_ns) < abs(nearest[k]["t_ns"] - k * dt_ns)):
+            nearest[k] = q
     for link, rate in (("bottleneck", plan.rate_bps), ("reverse", plan.reverse_rate_bps)):
-        prev_q: dict[str, int] = {}
+        prev: dict[str, Any] | None = nearest.get(0)
         prev_lost = 0
         for k in range(1, n + 1):
-            q = qd.get(k, {}).get(link) or prev_q
-            if not q:
-                q = {"sent_bytes": 0, "sent_pkts": 0, "backlog_bytes": 0, "backlog_pkts": 0, "drops": 0}
-            ip_bytes = (q["sent_bytes"] - prev_q.get("sent_bytes", 0)) - 14 * (q["sent_pkts"] - prev_q.get("sent_pkts", 0))
+            sample = nearest.get(k)
+            if sample is None:
+                continue
+            if prev is None or sample["t_ns"] <= prev["t_ns"]:
+                prev = sample  # the first sample: a baseline, no interval before it
+                continue
+            q, pq = sample[link], prev[link]
+            interval_s = (sample["t_ns"] - prev["t_ns"]) / 1e9
+            ip_bytes = (q["sent_bytes"] - pq["sent_bytes"]) - 14 * (q["sent_pkts"] - pq["sent_pkts"])
             qdelay_ms = (q["backlog_bytes"] - 14 * q["backlog_pkts"]) * 8 / rate * 1e3
             lost = ticks[k]["lost"] if link == "bottleneck" and k in ticks else prev_lost
             link_rows.append(dict(
                 time_s=k * dt_s, link=link, queue_pkts=int(q["backlog_pkts"]),
                 queue_bytes=int(q["backlog_bytes"] - 14 * q["backlog_pkts"]),
                 qdelay_mean_ms=qdelay_ms, qdelay_max_ms=qdelay_ms,
-                drops_queue=int(q["drops"] - prev_q.get("drops", 0)),
+                drops_queue=int(q["drops"] - pq["drops"]),
                 drops_random=int(lost - prev_lost),
-                utilisation=ip_bytes * 8 / (rate * dt_s), tx_bytes=int(ip_bytes), drops_early=0, queue_avg=math.nan,
+                utilisation=ip_bytes * 8 / (rate * interval_s), tx_bytes=int(ip_bytes), drops_early=0, queue_avg=math.nan,
+                sample_time_s=sample["t_ns"] / 1e9, interval_s=interval_s,
             ))
-            prev_q, prev_lost = q, lost
+            prev, prev_lost = sample, lost
 
     summary_rows, link_summary_rows, run_summary = _summaries(m, plan, flows_rows, link_rows, mtu)
     tables = {
@@ -185,8 +199,9 @@ def _summaries(m: Measurements, plan: Plan, flows_rows: list[dict[str, Any]], li
         drops = sum(r["drops_queue"] for r in rows)
         rnd = sum(r["drops_random"] for r in rows)
         departures = int(round(tx / mtu))
+        sampled_s = sum(r["interval_s"] for r in rows)  # the time the rows' counters span
         link_summary.append(dict(
-            link=link, rate_bps=rate, utilisation=tx * 8 / (rate * window_s) if window_s > 0 else math.nan,
+            link=link, rate_bps=rate, utilisation=tx * 8 / (rate * sampled_s) if sampled_s > 0 else math.nan,
             qdelay_mean_ms=float(np.mean(q)), qdelay_p50_ms=float(np.percentile(q, 50)),
             qdelay_p95_ms=float(np.percentile(q, 95)), qdelay_p99_ms=float(np.percentile(q, 99)),
             qdelay_max_ms=float(np.max(q)), arrivals=departures + drops, departures=departures,

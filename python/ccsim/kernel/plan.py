@@ -6,13 +6,15 @@ resolved document (docs/resolved-scenario.md) and what the testbed lacks.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from ccsim.errors import ScenarioError
 
-__all__ = ["Plan", "FlowPlan", "plan_from_resolved", "LINUX_HEADER_BYTES"]
+__all__ = ["Plan", "FlowPlan", "plan_from_resolved", "LINUX_HEADER_BYTES", "SERIALISED_BY_DEFAULT", "default_serialise",
+           "LINUX_OWN_KNOBS", "TCP_RTO_MAX_MS_RANGE"]
 
 # IPv4 (20) + TCP (20) + the timestamp option (12): what Linux puts in front of each segment's MSS
 LINUX_HEADER_BYTES = 52
@@ -62,6 +64,87 @@ ONLY_DEFAULT: dict[tuple[str, str], Any] = {
 }
 
 
+# Twins the testbed serialises by default (``ccsim testbed run --serialise``; ``--no-serialise`` turns
+# it off), with the reason: what tbf's two-frame bucket does to them (docs/kernel.md, "The testbed").
+SERIALISED_BY_DEFAULT = {
+    "tcp_limit": "TCP Limit's NL is a lifetime maximum of per-ACK rates: two segments through tbf's two-frame "
+                 "bucket at once make two ACKs microseconds apart, NL 30-50 times the link rate, and no "
+                 "forced decrease ever happens (mean RTT +55 % without)",
+}
+
+
+def default_serialise(plan: "Plan") -> str | None:
+    """Why this plan's run is serialised by default (a twin of SERIALISED_BY_DEFAULT), or None."""
+    for f in plan.flows:
+        if f.algorithm in SERIALISED_BY_DEFAULT:
+            return f"{f.algorithm}: {SERIALISED_BY_DEFAULT[f.algorithm]}"
+    return None
+
+
+# The TCP machine's knobs the testbed cannot set: Linux does its own (net/ipv4/tcp_input.c,
+# tcp_timer.c, tcp_output.c), which the simulator's `linux` profile models. A value other than that
+# profile's is refused under the linux profile (the scenario asked for it) and named under another
+# profile (it came with the profile). The knobs not listed are set (docs/kernel.md, "Settings").
+LINUX_OWN_KNOBS = {
+    "delayed_ack_timeout_ns": "Linux's delayed-ACK timer adapts between 40 and 200 ms (TCP_DELACK_MIN, TCP_DELACK_MAX)",
+    "initial_rto_ns": "Linux's initial RTO is 1 s (TCP_TIMEOUT_INIT); no setting changes it",
+    "rto_estimator": "Linux estimates the RTO its own way (tcp_rtt_estimator, tcp_set_rto)",
+    "timer_granularity_ns": "Linux's timers run on its jiffies",
+    "max_burst_pkts": "Linux has no burst limit (TSQ and pacing instead)",
+    "ssthresh_whole_packets": "the twins keep ssthresh in bytes beside Linux's whole segments",
+    "sack_recovery": "Linux recovers with RFC 6675 SACK and RACK",
+    "recovery_window": "Linux's recovery window is PRR (RFC 6937)",
+    "delayed_ack_rule": "Linux's receiver ACKs by its own rule (tcp_send_delayed_ack, quick ACKs)",
+    "loss_detection": "Linux detects losses with RACK-TLP",
+    "partial_ack_rto": "Linux restarts the timer on every partial ACK",
+    "send_jitter_ns": "the real host's own timing, not a drawn jitter",
+}
+# net.ipv4.tcp_rto_max_ms (Linux 6.15+, per namespace) accepts 1000..120000
+TCP_RTO_MAX_MS_RANGE = (1000, 120000)
+# The access links are not built (the veths carry frames at memory speed): named when the access
+# rate is less than this many times the bottleneck's, where its transmission time may matter.
+ACCESS_RATE_FACTOR = 100
+
+
+@functools.lru_cache(maxsize=8)
+def _linux_profile(mss_bytes: int) -> dict[str, Any]:
+    """The resolved TCP settings of the simulator's `linux` profile (docs/profiles.md)."""
+    from ccsim.scenario import load_scenario  # lazy: the scenario model imports the engine
+
+    text = (f'[run]\nduration = "1s"\n[topology]\nkind = "dumbbell"\nbottleneck_rate = "10Mbit"\nbottleneck_delay = "10ms"\nqueue = "10pkt"\n'
+            f'[tcp]\nprofile = "linux"\nmss = "{mss_bytes}B"\n[[flows]]\nalgorithm = "newreno"\n')
+    return load_scenario(text).resolve()["flows"][0]["traffic"]["tcp"]
+
+
+def not_reproduced(doc: dict[str, Any], builtin: str | None = None) -> list[str]:
+    """What of the resolved scenario ``doc`` the testbed runs otherwise, one line each naming the field
+    (refusals are plan_from_resolved's). Called before anything is set up."""
+    named: list[str] = []
+    tcp = doc["flows"][0]["traffic"]["tcp"]
+    where = "flows[*].traffic.tcp"
+    if tcp["profile"] != "linux":
+        linux = _linux_profile(tcp["mss_bytes"])
+        differ = [k for k in LINUX_OWN_KNOBS if tcp[k] != linux[k]]
+        if differ:
+            named.append(f"{where}.profile: {tcp['profile']}, but the kernel testbed runs Linux's TCP machine; these "
+                         f"knobs differ from the linux profile and are Linux's: " + ", ".join(
+                             f"{k} ({_show(tcp[k])}, Linux {_show(linux[k])})" for k in differ))
+    if builtin is not None:
+        for knob, what in (("abc_limit", "no ABC limit (tcp_slow_start counts every segment)"),
+                           ("slow_start_rule", "Linux's (tcp_in_slow_start)")):
+            named.append(f"{where}.{knob}: {_show(tcp[knob])}; the kernel's {builtin} has {what}")
+    topo = doc["topology"]
+    access = topo.get("access_rate_bps")
+    if access and access < ACCESS_RATE_FACTOR * topo["bottleneck"]["rate_bps"]:
+        named.append(f"topology.access_rate_bps: {access} bit/s is not built (the veths carry frames at memory "
+                     f"speed), nor the access queues")
+    return named
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
 def twin_params(algorithm: str, params: dict[str, Any], where: str) -> dict[str, Any]:
     """The scenario's parameters as the twin takes them: defaults that the Rust constructor derives
     from which parameters were given are made explicit, since the twin receives every parameter as a
@@ -106,6 +189,9 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
             _refuse(f"{field}.loss_model", "Gilbert-Elliott loss; the delay line draws independent (Bernoulli) losses")
     if reverse["loss_rate"] > 0:
         _refuse("topology.reverse.loss_rate", "random loss on the ACK path")
+    for field, link in (("topology.bottleneck", bottleneck), ("topology.reverse", reverse)):
+        if link.get("loss_changes"):
+            _refuse(f"{field}.loss_changes", "a loss rate that changes during the run (the delay line draws one rate)")
     flows = doc["flows"]
     if not flows:
         _refuse("flows", "a scenario without flows")
@@ -140,6 +226,13 @@ def plan_from_resolved(doc: dict[str, Any], ported: list[str], builtin: str | No
             given = traffic["params"].get(name, value)
             if builtin is None and traffic["algorithm"] == algorithm and given != value:
                 _refuse(f"{where}.traffic.params.{name}", f"{algorithm} with {name} = {json.dumps(given)}: the twin ports only {json.dumps(value)}")
+        if f.get("start_spread_ns", 0) > 0:
+            _refuse(f"{where}.start_spread_ns", "random start times (the flows start at their intervals' starts)")
+        if traffic.get("app_rate", {"kind": "unlimited"})["kind"] != "unlimited":
+            _refuse(f"{where}.traffic.app_rate", "a rate-limited application (the sender writes as fast as TCP takes)")
+        if builtin is not None and tcp["initial_ssthresh"]["kind"] != "unlimited":
+            _refuse(f"{where}.traffic.tcp.initial_ssthresh", f"an initial ssthresh with the kernel's own {builtin} "
+                    f"(Linux 6.x starts every connection at an unlimited ssthresh: tcp_init_metrics; the twins set it)")
         transfer = traffic["transfer"]
         plans.append(FlowPlan(
             index=i,
@@ -176,5 +269,16 @@ def _check_tcp(tcp: dict[str, Any], where: str) -> None:
         _refuse(f"{where}.delayed_ack", "turning delayed ACKs off (Linux has no switch for it)")
     if not tcp["limited_transmit"]:
         _refuse(f"{where}.limited_transmit", "turning limited transmit off (Linux always uses it)")
+    max_rto_ms = tcp["max_rto_ns"] / 1e6
+    if not TCP_RTO_MAX_MS_RANGE[0] <= max_rto_ms <= TCP_RTO_MAX_MS_RANGE[1] or max_rto_ms != int(max_rto_ms):
+        _refuse(f"{where}.max_rto_ns", f"a maximum RTO of {max_rto_ms:g} ms; Linux's net.ipv4.tcp_rto_max_ms takes whole "
+                f"milliseconds in {TCP_RTO_MAX_MS_RANGE[0]}..{TCP_RTO_MAX_MS_RANGE[1]}")
+    if tcp["min_rto_ns"] % 1_000_000 or tcp["min_rto_ns"] == 0:
+        _refuse(f"{where}.min_rto_ns", f"a minimum RTO of {tcp['min_rto_ns'] / 1e6:g} ms; the route's rto_min takes whole milliseconds")
+    if tcp["profile"] == "linux":
+        linux = _linux_profile(tcp["mss_bytes"])
+        for knob, what in LINUX_OWN_KNOBS.items():
+            if tcp[knob] != linux[knob]:
+                _refuse(f"{where}.{knob}", f"{_show(tcp[knob])} where the linux profile has {_show(linux[knob])}: {what}")
     if tcp["mss_bytes"] + tcp["header_bytes"] > 1500 or tcp["mss_bytes"] < 536:
         _refuse(f"{where}.mss_bytes", f"an MSS of {tcp['mss_bytes']} bytes; the testbed's veths carry 536..1448")

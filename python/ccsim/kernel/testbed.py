@@ -22,6 +22,7 @@ namespace is never configured: links are created from inside the sender and rece
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -35,8 +36,9 @@ from ccsim.kernel.build import Build
 from ccsim.kernel.loader import Registration, encode_params, list_globals
 from ccsim.kernel.netns import Namespace
 from ccsim.kernel.plan import Plan
+from ccsim.kernel.qdisc_stats import QdiscReader
 
-__all__ = ["Measurements", "run_testbed", "ETHERNET_HEADER_BYTES", "SENDER_ADDR", "RECEIVER_ADDR"]
+__all__ = ["Measurements", "run_testbed", "initial_ssthresh_bytes", "ETHERNET_HEADER_BYTES", "SENDER_ADDR", "RECEIVER_ADDR"]
 
 SENDER_ADDR = "10.0.0.1"
 RECEIVER_ADDR = "10.0.0.2"
@@ -46,6 +48,12 @@ ETHERNET_HEADER_BYTES = 14
 START_MARGIN_NS = 700_000_000  # between "everything is up" and the scenario's time zero
 # The delay line runs SCHED_FIFO: at normal priority, on a busy machine, frames left it milliseconds late
 DELAYLINE_RT_PRIORITY = 50
+# The sender and the receiver run SCHED_FIFO below it, from their interpreter's start (chrt): at
+# nice 10 beside three CPU-bound loops at nice 0 they waited for a CPU 27 % and 37 % of a run, and
+# goodput fell 53 % (docs/kernel.md, "Health"). Both block in select() between ACKs, and Linux's RT
+# throttling bounds them anyway.
+TRAFFIC_RT_PRIORITY = 40
+TRAFFIC_PREFIX = ["chrt", "-f", str(TRAFFIC_RT_PRIORITY)]
 TRAFFIC_SCRIPT = Path(__file__).resolve().parent / "traffic.py"
 
 
@@ -55,7 +63,7 @@ class Measurements:
 
     plan: Plan
     tcp_samples: list[dict[str, Any]] = field(default_factory=list)
-    qdisc_samples: list[dict[str, Any]] = field(default_factory=list)  # {"t_ns", "k", "bottleneck": {...}, "reverse": {...}}
+    qdisc_samples: list[dict[str, Any]] = field(default_factory=list)  # {"t_ns" (when read), "bottleneck": {...}, "reverse": {...}}
     delayline_ticks: list[dict[str, int]] = field(default_factory=list)
     delayline_totals: dict[str, dict[str, int]] = field(default_factory=dict)
     cc_samples: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # flow index -> samples
@@ -63,6 +71,10 @@ class Measurements:
     params_used: dict[int, dict[str, Any]] = field(default_factory=dict)
     tbf_rate_bps: int = 0
     sender_errors: list[str] = field(default_factory=list)
+    probe_rtts_us: list[int] = field(default_factory=list)  # empty-path handshakes before time zero
+    empty_path_rtt_ns: int = 0  # what the delay line adds both ways (the path without access delay)
+    host_at_start: dict[str, float] = field(default_factory=dict)  # host_load(): load average, CPU pressure
+    host_at_end: dict[str, float] = field(default_factory=dict)
 
 
 # tbf rounds its bucket to a time at the configured rate; a bucket of exactly one frame may then
@@ -80,6 +92,17 @@ def _fifo(limit: dict[str, int]) -> list[str]:
     if "pkts" in limit:
         return ["pfifo", "limit", str(limit["pkts"])]
     return ["bfifo", "limit", str(limit["bytes"] + ETHERNET_HEADER_BYTES * max(1, limit["bytes"] // 1500))]
+
+
+def initial_ssthresh_bytes(tcp: dict[str, Any]) -> int:
+    """The twins' initial ssthresh (bpf/ccsim_cc.h ``tcp_initial_ssthresh_bytes``; 0: unlimited), as the
+    Rust Window: one byte below the initial window for ``below_initial_window``."""
+    kind = tcp["initial_ssthresh"]["kind"]
+    if kind == "bytes":
+        return int(tcp["initial_ssthresh"]["bytes"])
+    if kind == "below_initial_window":
+        return tcp["initial_window_pkts"] * tcp["mss_bytes"] - 1
+    return 0
 
 
 def _mac(ns: Namespace, dev: str) -> str:
@@ -102,7 +125,13 @@ def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace, serialis
     tcp = [f"net.ipv4.tcp_sack={sack}", "net.ipv4.tcp_ecn=0", "net.ipv4.tcp_no_metrics_save=1",
            f"net.ipv4.tcp_reordering={plan.tcp['dupack_threshold']}"]
     rwnd = plan.tcp["rwnd_bytes"]
-    snd.run(["sysctl", "-q", "-w", *common, *tcp])
+    # the sender's buffer never the limit before the receiver's window (Linux's default 4 MiB held
+    # about 1,860 segments); Linux's maximum RTO, the scenario's (Linux 6.15+, per namespace); a
+    # killed run's orphaned sockets give up after one retransmission (Linux's default, 8 tries
+    # with backoff, kept the twin's struct_ops map for about 155 s; a normal run aborts its sockets
+    # and leaves no orphan, so the measurements never meet this)
+    snd.run(["sysctl", "-q", "-w", *common, *tcp, f"net.ipv4.tcp_wmem=4096 16384 {2 * rwnd}",
+             f"net.ipv4.tcp_rto_max_ms={plan.tcp['max_rto_ns'] // 1_000_000}", "net.ipv4.tcp_orphan_retries=1"])
     rcv.run(["sysctl", "-q", "-w", *common, *tcp, f"net.ipv4.tcp_rmem=4096 131072 {2 * rwnd}"])
     mid.run(["sysctl", "-q", "-w", *common])
     for ns, devs in ((snd, ["s0"]), (mid, ["m0", "m1"]), (rcv, ["r0"])):
@@ -132,10 +161,11 @@ def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace, serialis
     return rate
 
 
-def _qdisc_stats(mid: Namespace) -> dict[str, dict[str, int]]:
+def _link_stats(counters: dict[int, dict[str, dict[str, int]]], ifindex: dict[str, int]) -> dict[str, dict[str, int]]:
+    """The bottleneck's and the reverse link's counters from one qdisc dump (qdisc_stats)."""
     out = {}
     for link, dev in (("bottleneck", "m1"), ("reverse", "m0")):
-        stats = {q["kind"]: q for q in json.loads(mid.run(["tc", "-s", "-j", "qdisc", "show", "dev", dev]))}
+        stats = counters.get(ifindex[dev], {})
         tbf = stats.get("tbf", {})
         fifo = stats.get("pfifo") or stats.get("bfifo") or {}
         out[link] = {
@@ -143,6 +173,30 @@ def _qdisc_stats(mid: Namespace) -> dict[str, dict[str, int]]:
             "backlog_bytes": fifo.get("backlog", 0), "backlog_pkts": fifo.get("qlen", 0),
             "drops": fifo.get("drops", 0),  # tbf's own count repeats its child's
         }
+    return out
+
+
+def host_load(procs: dict[str, subprocess.Popen] | None = None) -> dict[str, float]:
+    """The host's 1-minute load average, its CPU count, the total microseconds some runnable task
+    waited for a CPU (PSI, /proc/pressure/cpu; absent without CONFIG_PSI), and for each of ``procs``
+    (name -> process) the nanoseconds it has waited on a run queue (``<name>_run_delay_ns``, the
+    second field of /proc/PID/schedstat)."""
+    out: dict[str, float] = {"cpus": float(os.cpu_count() or 1), "time_ns": float(time.monotonic_ns())}
+    for name, proc in (procs or {}).items():
+        try:
+            out[f"{name}_run_delay_ns"] = float(Path(f"/proc/{proc.pid}/schedstat").read_text().split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    try:
+        out["load1"] = float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        for line in Path("/proc/pressure/cpu").read_text().splitlines():
+            if line.startswith("some "):
+                out["cpu_some_us"] = float(dict(kv.split("=") for kv in line.split()[1:])["total"])
+    except (OSError, ValueError, KeyError):
+        pass
     return out
 
 
@@ -169,6 +223,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                                            f"flows[{f.index}]")
             settings.append(f"tcp_abc_limit={plan.tcp['abc_limit']}")
             settings.append(f"tcp_slow_start_linux={int(plan.tcp['slow_start_rule'] == 'linux')}")
+            settings.append(f"tcp_initial_ssthresh_bytes={initial_ssthresh_bytes(plan.tcp)}")
             m.params_used[f.index] = used
             key = (f.algorithm, json.dumps(settings))
             if key not in registrations:
@@ -180,6 +235,8 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             namespaces.append(Namespace(role))  # listed at once: torn down even if the next one fails
         snd, mid, rcv = namespaces
         m.tbf_rate_bps = _set_up(plan, snd, mid, rcv, serialise)
+        qdiscs = QdiscReader(mid.path)
+        ifindex = {dev: json.loads(mid.run(["ip", "-j", "link", "show", "dev", dev]))[0]["ifindex"] for dev in ("m0", "m1")}
         extra_data_ns, extra_ack_ns = serialisation_ns(plan) if serialise else (0, 0)
         # each flow's access delay, on its data's way out and its ACKs' way back, keyed by its local port
         access = [arg for f in plan.flows if f.access_delay_ns
@@ -189,7 +246,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                                "-i", str(interval_ns), "-R", str(DELAYLINE_RT_PRIORITY), *access],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(delayline)
-        receiver = rcv.spawn([sys.executable, str(TRAFFIC_SCRIPT), "receiver", str(SERVER_PORT)],
+        receiver = rcv.spawn([*TRAFFIC_PREFIX, sys.executable, str(TRAFFIC_SCRIPT), "receiver", str(SERVER_PORT)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(receiver)
         for name, proc in (("delay line", delayline), ("receiver", receiver)):
@@ -199,6 +256,7 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                 raise CcsimError(f"kernel testbed: the {name} did not start: {err[:300]}")
         # 3. the flows, from time zero
         t0 = time.monotonic_ns() + START_MARGIN_NS
+        m.empty_path_rtt_ns = plan.data_delay_ns + extra_data_ns + plan.ack_delay_ns + extra_ack_ns
         spec = {
             "t0_ns": t0, "duration_ns": plan.duration_ns, "sample_interval_ns": interval_ns,
             "src": SENDER_ADDR, "dst": RECEIVER_ADDR, "port": SERVER_PORT,
@@ -208,13 +266,17 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
         ticks: list[str] = []
         tick_reader = threading.Thread(target=_collect_lines, args=(delayline, ticks), daemon=True)
         tick_reader.start()
-        sender = snd.spawn([sys.executable, str(TRAFFIC_SCRIPT), "sender", json.dumps(spec)],
+        sender = snd.spawn([*TRAFFIC_PREFIX, sys.executable, str(TRAFFIC_SCRIPT), "sender", json.dumps(spec)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         procs.append(sender)
         lines: list[str] = []
         reader = threading.Thread(target=_collect_lines, args=(sender, lines), daemon=True)
         reader.start()
-        k = 1
+        # the links' counters by time: each sample stamped when read; a sample the loop could not take
+        # near its time (a loaded machine) is skipped, not taken late under its time's label
+        k = 0
+        watched = {"sender": sender, "delay_line": delayline, "receiver": receiver}
+        m.host_at_start = host_load(watched)
         while sender.poll() is None:
             due = t0 + k * interval_ns
             now = time.monotonic_ns()
@@ -222,11 +284,14 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
                 time.sleep(min((due - now) / 1e9, 0.05))
                 continue
             if k * interval_ns <= plan.duration_ns:
-                m.qdisc_samples.append({"t_ns": time.monotonic_ns() - t0, "k": k, **_qdisc_stats(mid)})
-                if progress and k % max(1, 1_000_000_000 // interval_ns) == 0:
+                stamp, counters = qdiscs.read()
+                m.qdisc_samples.append({"t_ns": stamp - t0, **_link_stats(counters, ifindex)})
+                m.host_at_end = host_load(watched)  # the last one taken while the sender still runs
+                if progress and k and k % max(1, 1_000_000_000 // interval_ns) == 0:
                     print(f"\rkernel testbed: {k * interval_ns / 1e9:.0f} of {plan.duration_ns / 1e9:.0f} s",
                           end="", file=sys.stderr, flush=True)
-            k += 1
+            k = max(k + 1, (time.monotonic_ns() - t0 + interval_ns // 2) // interval_ns)
+        qdiscs.close()
         if progress:
             print(file=sys.stderr)
         reader.join(timeout=10)
@@ -239,6 +304,8 @@ def run_testbed(plan: Plan, built: Build, catalogue: list[dict[str, Any]], seed:
             record = json.loads(line)
             if "error" in record:
                 m.sender_errors.append(record["error"])
+            elif "probe_rtts_us" in record:
+                m.probe_rtts_us = list(record["probe_rtts_us"])
             else:
                 m.tcp_samples.append(record)
         # 4. teardown in order: sockets are closed (the sender exited), stop the delay line

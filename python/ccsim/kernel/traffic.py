@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import selectors
 import signal
 import socket
@@ -37,6 +38,7 @@ CHUNK = b"\0" * 65536
 # struct tcp_info (include/uapi/linux/tcp.h): (offset, format) of the fields the tables use.
 TCP_INFO_FIELDS = {
     "ca_state": (1, "B"),
+    "rate_flags": (7, "B"),  # bit 0: tcpi_delivery_rate_app_limited (the application left the window unused)
     "backoff": (4, "B"),
     "rto_us": (8, "I"),
     "snd_mss": (16, "I"),
@@ -135,7 +137,38 @@ class Flow:
         self.sock = s
 
 
+# Empty-path probes before time zero: each a TCP handshake from its own port (no flow's, so no
+# access delay), whose SYN/SYN-ACK RTT the kernel measures (tcpi_rtt of the first sample).
+PROBE_FIRST_PORT = 39000
+PROBE_COUNT = 5
+PROBE_GUARD_NS = 100_000_000  # stop probing this long before time zero
+
+
+def probe_empty_path(spec: dict) -> list[int]:
+    """RTTs in microseconds of up to PROBE_COUNT handshakes finished before time zero (a lost SYN
+    makes that probe miss the deadline: it is left out)."""
+    deadline = spec["t0_ns"] - PROBE_GUARD_NS
+    rtts = []
+    for i in range(PROBE_COUNT):
+        if time.monotonic_ns() >= deadline:
+            break
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((spec["src"], PROBE_FIRST_PORT + i))
+            s.settimeout(max(0.001, (deadline - time.monotonic_ns()) / 1e9))
+            s.connect((spec["dst"], spec["port"]))
+            rtts.append(tcp_info(s)["srtt_us"])  # tcpi_rtt: the handshake's sample, the only one
+        except OSError:
+            pass
+        finally:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset: no TIME_WAIT
+            s.close()
+    return rtts
+
+
 def sender(spec: dict) -> None:
+    print(json.dumps({"probe_rtts_us": probe_empty_path(spec)}), flush=True)
     t0 = spec["t0_ns"]
     end = t0 + spec["duration_ns"]
     interval = spec["sample_interval_ns"]

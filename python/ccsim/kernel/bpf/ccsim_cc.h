@@ -55,6 +55,10 @@ const volatile __u32 tcp_abc_limit = 2; /* RFC 3465 L in segments; 0 = per-ACK c
  * (newreno_ack_received: slow start while cwnd <= ssthresh, an ACK's increase not capped), 1 Linux
  * (tcp_in_slow_start: while cwnd < ssthresh; tcp_slow_start stops at ssthresh). */
 const volatile __u32 tcp_slow_start_linux = 0;
+/* The scenario's `tcp.initial_ssthresh` in bytes (Rust CcInit), 0: unlimited. Linux 6.x starts every
+ * connection unlimited (tcp_init_metrics; a route's ssthresh metric is not used), and calls the
+ * algorithm's init after that (tcp_init_transfer), so the glue's init sets it. */
+const volatile __u64 tcp_initial_ssthresh_bytes = 0;
 
 /* ---- the seam (crates/ccsim-cc/src/lib.rs) -------------------------------------------------- */
 

@@ -11,7 +11,8 @@
  *   cc_ssthresh_after_loss(s, w, loss) -> new ssthresh in bytes
  *   cc_report(s, vals, mss)
  *   optionally (define CC_HAS_<HOOK> before including): cc_on_recovery_exit(s, w, exit),
- *   cc_on_timeout(s, w, now_ns, first_expiry) (Rust cwnd_event(Loss), every expiry; see below), cc_undo_cwnd(s, w, prior_cwnd_bytes)
+ *   cc_on_timeout(s, w, now_ns, first_expiry) (every expiry of the retransmission timer; see
+ *   set_state below), cc_undo_cwnd(s, w, prior_cwnd_bytes)
  *
  * Hook mapping (Linux net/ipv4/tcp_input.c, tcp_cong.c) to the Rust seam:
  *
@@ -23,18 +24,30 @@
  *               acknowledged cumulatively (Rust bytes_acked; SACKed bytes do not count).
  *               An ACK whose cong_avoid never comes (Linux skipped growth) is handed over at the
  *               next pkts_acked as not cwnd-limited, so delay-based algorithms see every RTT sample.
- *  ssthresh     a loss (fast retransmit or the first timeout of a segment; Linux does not call it
- *               again on repeated timeouts, the Rust "held constant"), with FlightSize =
- *               min(packets_out, cwnd). Then the pending ACK is
- *               handed over with in_recovery = true, the Rust order (loss first, then on_ack).
+ *  ssthresh     a loss (fast retransmit, or a timeout for which Linux reduces; see set_state), with
+ *               FlightSize = min(packets_out, cwnd). Then the pending ACK is handed over with
+ *               in_recovery = true, the Rust order (loss first, then on_ack).
  *  cwnd_event   CA_EVENT_COMPLETE_CWR is the end of fast recovery: cc_on_recovery_exit (default
  *               RFC 6582 option 1, as the Rust trait) after Linux has set cwnd = ssthresh.
- *               CA_EVENT_LOSS is a timeout: cc_on_timeout. Linux's tcp_enter_loss calls ssthresh
- *               (first expiry only) and then CA_EVENT_LOSS in the same call, and nothing tells the
- *               ssthresh hook which of the two losses it serves: it reports a fast retransmit, and
- *               cc_on_timeout learns with first_expiry that ssthresh ran for this timeout (less than
- *               1 ms before), so an algorithm whose timeout rule differs corrects it there: its
- *               counters, its state, and ssthresh itself (binomial, CHD).
+ *               CA_EVENT_LOSS only marks that the ssthresh call just made was a timeout's.
+ *  set_state    TCP_CA_Loss is every expiry of the retransmission timer: cc_on_timeout. Linux 6.x
+ *               tcp_retransmit_timer (net/ipv4/tcp_timer.c) calls tcp_enter_loss
+ *               (net/ipv4/tcp_input.c) at each expiry, which calls ssthresh and then
+ *               cwnd_event(CA_EVENT_LOSS) only "if it has not yet been made inside this window"
+ *               (ca_state Open or Disorder, or high_seq acknowledged, or Loss before any
+ *               retransmission): not on a later expiry of the same segment, not on an expiry
+ *               during fast recovery or CWR; then it sets cwnd = packets in flight + 1 and calls
+ *               tcp_set_ca_state(sk, TCP_CA_Loss) (net/ipv4/tcp_cong.c), which calls set_state
+ *               every time, before it changes icsk_ca_state. So cc_on_timeout runs at every expiry,
+ *               with first_expiry = whether ssthresh ran in this same tcp_enter_loss (the
+ *               CA_EVENT_LOSS mark). The ssthresh hook cannot tell a timeout from a fast
+ *               retransmit and reports a fast retransmit; with first_expiry a twin whose timeout
+ *               rule differs corrects its counters, its state and ssthresh (binomial, CHD). Without
+ *               it (Linux kept ssthresh), the twin's later-expiry rule applies. The window a twin
+ *               sees is the one before the expiry (the glue's byte window); the twin sets ssthresh
+ *               only, cwnd stays Linux's packets in flight + 1. (The one other caller of
+ *               tcp_set_ca_state(TCP_CA_Loss), tcp_non_congestion_loss_retransmit after a path MTU
+ *               drop, cannot happen here: the testbed's MTU is fixed and MTU probing off.)
  *  undo_cwnd    a spurious loss: cc_undo_cwnd, default Linux tcp_reno_undo_cwnd.
  *
  * The window: Linux counts whole segments, the Rust code bytes. The byte window lives in the
@@ -50,7 +63,7 @@ struct cc_glue {
 	__u64 cwnd_bytes;     /* byte window; snd_cwnd == cwnd_bytes / mss while nothing else wrote it */
 	__u32 pending_acked;  /* segments cumulatively acked by the ACK waiting for cong_avoid */
 	__u32 pending_rtt_us; /* its RTT sample (0: none) */
-	__u32 ssthresh_us;    /* cc_time32_us of the last ssthresh call (0: none) */
+	__u32 timeout_ssthresh; /* 1 from CA_EVENT_LOSS to set_state(TCP_CA_Loss) of one tcp_enter_loss */
 	__u32 pending_us;     /* cc_time32_us of the waiting ACK's arrival, | 1 (0: no ACK waiting) */
 };
 
@@ -244,8 +257,10 @@ void BPF_PROG(ccsim_init, struct sock *sk)
 		return;
 	cc_zero_state(a);
 	cc_load(sk, p, &w);
+	if (tcp_initial_ssthresh_bytes)
+		w.ssthresh_bytes = tcp_initial_ssthresh_bytes;
 	cc_init(a, &w);
-	cc_store(sk, p, &w, false);
+	cc_store(sk, p, &w, tcp_initial_ssthresh_bytes != 0);
 	bpf_map_update_elem(&ccsim_metrics, &port, &zero, BPF_ANY);
 }
 
@@ -303,7 +318,6 @@ __u32 BPF_PROG(ccsim_ssthresh, struct sock *sk)
 	loss.pipe_bytes = (__u64)cc_packets_in_flight(tp) * w.mss_bytes;
 	loss.min_rtt_ns = (__u64)tp->rtt_min.s[0].v * CC_NSEC_PER_USEC;
 	loss.srtt_ns = (__u64)(tp->srtt_us >> 3) * CC_NSEC_PER_USEC;
-	p->glue.ssthresh_us = cc_time32_us(loss.now_ns) | 1;
 	ssthresh = cc_ssthresh_after_loss(a, &w, &loss);
 	cc_flush_pending(sk, p, true);
 	return cc_ssthresh_pkts(ssthresh, w.mss_bytes);
@@ -333,18 +347,40 @@ void BPF_PROG(ccsim_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 #endif
 		cc_store(sk, p, &w, true);
 	}
-#ifdef CC_HAS_TIMEOUT
 	else if (ev == CA_EVENT_LOSS) {
-		__u64 now = bpf_ktime_get_ns();
-		bool first = p->glue.ssthresh_us && cc_since32_us(cc_time32_us(now), p->glue.ssthresh_us) < 1000;
-
-		p->glue.ssthresh_us = 0;
-		cc_load(sk, p, &w);
-		cc_on_timeout(a, &w, now, first);
-		cc_store(sk, p, &w, true);
+		p->glue.timeout_ssthresh = 1; /* tcp_enter_loss: the ssthresh call just made was this timeout's */
 	}
-#endif
 }
+
+#ifdef CC_HAS_TIMEOUT
+/* Every expiry of the retransmission timer (tcp_enter_loss -> tcp_set_ca_state(TCP_CA_Loss)). */
+SEC("struct_ops")
+void BPF_PROG(ccsim_set_state, struct sock *sk, __u8 new_state)
+{
+	struct cc_priv *p = cc_priv(sk);
+	struct tcp_sock *tp = cc_tcp_sk(sk);
+	struct cc_state *a;
+	struct cc_window w;
+	bool first;
+
+	/* a SYN's expiry comes before init (tcp_init_transfer), which zeroes the state anyway */
+	if (new_state != TCP_CA_Loss || sk->__sk_common.skc_state == TCP_SYN_SENT)
+		return;
+	first = p->glue.timeout_ssthresh;
+	p->glue.timeout_ssthresh = 0;
+	a = cc_alg(sk, p);
+	if (!a)
+		return;
+	/* tcp_enter_loss has already set cwnd to the packets in flight + 1: the twin sees the window
+	 * before the expiry, the glue's byte window, and sets ssthresh only */
+	w.mss_bytes = cc_mss(tp);
+	w.cwnd_bytes = p->glue.cwnd_bytes ? p->glue.cwnd_bytes : (__u64)tp->snd_cwnd * w.mss_bytes;
+	w.ssthresh_bytes = tp->snd_ssthresh >= CC_INFINITE_SSTHRESH ? CC_U64_MAX : (__u64)tp->snd_ssthresh * w.mss_bytes;
+	cc_on_timeout(a, &w, bpf_ktime_get_ns(), first);
+	tp->snd_ssthresh = cc_ssthresh_pkts(w.ssthresh_bytes, w.mss_bytes);
+	p->glue.cwnd_bytes = (__u64)tp->snd_cwnd * w.mss_bytes;
+}
+#endif
 
 SEC("struct_ops")
 __u32 BPF_PROG(ccsim_undo_cwnd, struct sock *sk)
@@ -374,6 +410,9 @@ struct tcp_congestion_ops ccsim_ops = {
 	.cong_avoid = (void *)ccsim_cong_avoid,
 	.ssthresh = (void *)ccsim_ssthresh,
 	.cwnd_event = (void *)ccsim_cwnd_event,
+#ifdef CC_HAS_TIMEOUT
+	.set_state = (void *)ccsim_set_state,
+#endif
 	.undo_cwnd = (void *)ccsim_undo_cwnd,
 	.name = CC_NAME_PLACEHOLDER,
 };

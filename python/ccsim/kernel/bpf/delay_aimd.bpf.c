@@ -22,7 +22,8 @@
 #include "htcp_increase.h"
 
 #define CC_METRIC_NAMES "tau_ms/1000,tau0_ms/1000,rtt_min_ms/1000,rtt_max_ms/1000000,beta/4294967296,alpha/65536," \
-	"alpha_raw/65536,delta_s/1000000,delta0_ms/1000,max_ssthresh_pkts/65536,increase_held,delay_backoffs,loss_backoffs"
+	"alpha_raw/65536,delta_s/1000000,delta0_ms/1000,max_ssthresh_pkts/65536,increase_held,delay_backoffs,loss_backoffs," \
+	"backoff_beta/2147483648"
 
 enum backoff_threshold { THRESHOLD_BASELINE = 0, THRESHOLD_ADAPTIVE = 1 }; /* Rust BackoffThreshold */
 enum delay_signal { SIGNAL_RTT = 0, SIGNAL_SRTT = 1 };                     /* Rust DelaySignal */
@@ -48,6 +49,7 @@ CC_PARAM(__u64, rtt_min_init_ms__us, 0);
 #define F_GUARD 0x04            /* guard_seq is set */
 #define F_RTT_MAX 0x08          /* rtt_max is set */
 #define F_EXACT_SSTHRESH 0x10   /* exact_ssthresh holds the last ssthresh this twin set */
+#define F_RTT_MIN_PINNED 0x20   /* RTTmin is rtt_min_init_ms, not lowered before the first backoff */
 
 struct cc_state {
 	__u64 rtt_max_ns;
@@ -64,6 +66,7 @@ struct cc_state {
 	__u32 loss_backoffs;
 	struct frac_cwnd frac;
 	__u32 exact_ssthresh;   /* bytes: the last ssthresh set by a decrease (the kernel keeps segments) */
+	__u32 backoff_beta_q31; /* beta of the last backoff (delay or loss), Q31: beta may be 1 */
 	__u8 flags;
 };
 
@@ -138,7 +141,9 @@ static __always_inline bool measure(struct cc_state *s, const struct cc_window *
 
 	if (!raw_us || !sig_us)
 		return false;
-	if (!s->rtt_min_us || raw_us < s->rtt_min_us) /* line 2 */
+	/* line 2; a configured RTTmin is lowered only from the first backoff on (Rust rtt_min_pinned,
+	 * section II-D: the backoff is the probe of eq. (4)) */
+	if (!s->rtt_min_us || (raw_us < s->rtt_min_us && !(s->flags & F_RTT_MIN_PINNED)))
 		s->rtt_min_us = (__u32)raw_us;
 	w_q16 = cc_max(cc_mul_div(w->cwnd_bytes, CC_Q16_ONE, w->mss_bytes), CC_Q16_ONE);
 	if (!(s->flags & F_RTT_MAX)) {
@@ -173,13 +178,16 @@ static __always_inline void backoff(struct cc_state *s, struct cc_window *w, __u
 	remember_ssthresh(s, w->ssthresh_bytes);
 	s->t_b = now;
 	s->guard_seq = snd_max;
-	s->flags |= F_T_B | F_GUARD;
+	s->flags = (s->flags | F_T_B | F_GUARD) & ~F_RTT_MIN_PINNED;
 	s->delay_backoffs++;
+	s->backoff_beta_q31 = (__u32)(s->beta_q32 >> 1);
 }
 
 static __always_inline void cc_init(struct cc_state *s, struct cc_window *w)
 {
 	s->rtt_min_us = (__u32)param_rtt_min_init_ms__us;
+	if (s->rtt_min_us)
+		s->flags |= F_RTT_MIN_PINNED;
 	s->beta_q32 = CC_Q32_ONE / 2; /* before the first sample: standard TCP */
 	s->max_ssthresh_q16 = NO_MAX_SSTHRESH;
 	s->alpha_raw_q16 = CC_Q16_ONE;
@@ -257,10 +265,11 @@ static __always_inline __u64 cc_ssthresh_after_loss(struct cc_state *s, const st
 	__u64 cwnd_q16, ssthresh;
 
 	s->t_b = cc_time32_us(loss->now_ns);
-	s->flags |= F_T_B;
+	s->flags = (s->flags | F_T_B) & ~F_RTT_MIN_PINNED;
 	if (loss->kind == CC_LOSS_TIMEOUT && loss->backoff > 1 && w->ssthresh_bytes != CC_U64_MAX)
 		return w->ssthresh_bytes;
 	s->loss_backoffs++;
+	s->backoff_beta_q31 = (__u32)(s->beta_q32 >> 1);
 	cwnd_q16 = (w->cwnd_bytes << 16) | (((__u32)w->cwnd_bytes == s->frac.last_written) ? s->frac.frac_q16 : 0);
 	ssthresh = cc_max(cc_mul_q32(cwnd_q16, s->beta_q32) >> 16, 2 * w->mss_bytes);
 	remember_ssthresh(s, ssthresh);
@@ -277,12 +286,14 @@ static __always_inline void cc_on_recovery_exit(struct cc_state *s, struct cc_wi
 }
 
 #define CC_HAS_TIMEOUT
-/* Later expiries of the same segment keep ssthresh (RFC 5681) and restart t_b (Rust, backoff > 1). */
+/* An expiry for which Linux kept ssthresh (a later expiry of the same segment, or one during fast
+ * recovery: ccsim_cc_ops.h, set_state) keeps it (RFC 5681), restarts t_b and ends the pinned
+ * RTTmin (Rust ssthresh_after_loss, backoff > 1). */
 static __always_inline void cc_on_timeout(struct cc_state *s, struct cc_window *w, __u64 now_ns, bool first_expiry)
 {
 	if (!first_expiry) {
 		s->t_b = cc_time32_us(now_ns);
-		s->flags |= F_T_B;
+		s->flags = (s->flags | F_T_B) & ~F_RTT_MIN_PINNED;
 	}
 }
 
@@ -301,6 +312,7 @@ static __always_inline void cc_report(const struct cc_state *s, __s64 *vals, __u
 	vals[10] = !!(s->flags & F_HELD);
 	vals[11] = s->delay_backoffs;
 	vals[12] = s->loss_backoffs;
+	vals[13] = s->backoff_beta_q31;
 }
 
 #include "ccsim_cc_ops.h"
