@@ -587,11 +587,11 @@ def testbed_run(scenario: Path, out: Path | None, seed: int | None, force: bool,
 def _testbed_repeat(one_run: Callable[[int | None, bool], Any], n: int, seed: int | None, out: Path, force: bool,
                     no_plots: bool, strict: bool) -> None:
     """``testbed run --repeat N``: N runs, written together (nothing if one fails), and the spread."""
-    import csv
+    import csv  # lazy: only --repeat writes repeats.csv
 
-    from ccsim.kernel.health import HealthError
-    from ccsim.kernel.repeat import run_name, spread_rows
-    from ccsim.outdir import write_directory
+    from ccsim.kernel.health import HealthError  # lazy: the testbed's modules, for testbed commands only
+    from ccsim.kernel.repeat import run_name, spread_rows  # lazy: as above
+    from ccsim.outdir import write_directory  # lazy: as above, with the rest of the repeat path
 
     results = []
     for i in range(n):

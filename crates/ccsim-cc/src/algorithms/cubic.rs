@@ -1,5 +1,8 @@
 //! # CUBIC with HyStart, as Linux `net/ipv4/tcp_cubic.c` (6.x) runs it (RFC 9438)
 //!
+//! No BPF twin: the kernel testbed runs the kernel's own `cubic` (`ccsim testbed run --builtin cubic`,
+//! `docs/kernel.md`), the ground truth this module is checked against.
+//!
 //! Papers and reference: S. Ha, I. Rhee, L. Xu, "CUBIC: a new TCP-friendly high-speed TCP variant",
 //! SIGOPS OSR 2008; S. Ha, I. Rhee, "Taming the elephants: new TCP slow start" (HyStart), Computer
 //! Networks 2011; RFC 9438 (CUBIC for fast and long-distance networks); Linux `tcp_cubic.c` of the

@@ -3,6 +3,9 @@
 //! in whole segments as Linux counts them, and the packet count an ACK delivers (Linux's
 //! `acked_sacked`, `tp->delivered` before and after the ACK).
 //!
+//! No BPF twin: a BPF program calls the kernel's own helpers (the `tcp_slow_start`,
+//! `tcp_cong_avoid_ai` and `tcp_reno_cong_avoid` kfuncs) that this module writes in Rust.
+//!
 //! The window stays in bytes ([`Window`]); Linux's `snd_cwnd += n` is `cwnd_bytes += n * MSS` here, so
 //! a window the machine left at a fraction of a segment keeps that fraction. Linux's
 //! `tp->snd_cwnd_cnt` lives in [`CongAvoidCount`], owned by the algorithm (the seam gives an algorithm

@@ -1,5 +1,8 @@
 //! # TCP Vegas, as Linux `net/ipv4/tcp_vegas.c` runs it
 //!
+//! No BPF twin yet: this machine's kernel has no `tcp_vegas` module, and a twin under
+//! `python/ccsim/kernel/bpf/` is still to be written (issue 35).
+//!
 //! Papers and reference: L. Brakmo, S. O'Malley, L. Peterson, "TCP Vegas: new techniques for
 //! congestion detection and avoidance", SIGCOMM 1994; L. Brakmo, L. Peterson, "TCP Vegas: end to end
 //! congestion avoidance on a global Internet", IEEE JSAC 13(8), 1995; Linux `tcp_vegas.c` (mainline
