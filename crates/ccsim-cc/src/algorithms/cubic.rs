@@ -67,7 +67,7 @@
 
 use std::time::Duration;
 
-use super::linux_cong::{cwnd_segments, in_slow_start, slow_start, CongAvoidCount, Delivered};
+use super::linux_cong::{cwnd_segments, in_slow_start, left_after_slow_start, CongAvoidCount, Delivered};
 use crate::params::{ParamReader, ParamSpec};
 use crate::time::Time;
 use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, LossKind, Metric, ParamMap, RecoveryExit, Window};
@@ -364,18 +364,10 @@ impl Cubic {
 
     /// Linux `cubictcp_cong_avoid`.
     fn cong_avoid(&mut self, w: &mut Window, ack: &AckSample, acked: u64) {
-        if !ack.cwnd_limited {
-            return;
+        if let Some(acked) = left_after_slow_start(w, ack, acked) {
+            self.update(cwnd_segments(w), acked, jiffies(ack.now));
+            self.cwnd_cnt.add(w, self.cnt, acked);
         }
-        let mut acked = acked;
-        if in_slow_start(w) {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        self.update(cwnd_segments(w), acked, jiffies(ack.now));
-        self.cwnd_cnt.add(w, self.cnt, acked);
     }
 }
 

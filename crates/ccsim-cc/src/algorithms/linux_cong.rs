@@ -39,6 +39,21 @@ pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
     acked.saturating_sub(used)
 }
 
+/// The opening of Linux's `cong_avoid` hooks (`tcp_reno_cong_avoid`, `cubictcp_cong_avoid`):
+/// nothing unless cwnd-limited (`tcp_is_cwnd_limited`), then slow start takes what it can; the
+/// segments left for congestion avoidance, or None when slow start used them all (outside slow
+/// start the hook goes on even with none, as Linux's does).
+pub fn left_after_slow_start(w: &mut Window, ack: &AckSample, acked: u64) -> Option<u64> {
+    if !ack.cwnd_limited {
+        return None;
+    }
+    if !in_slow_start(w) {
+        return Some(acked);
+    }
+    let left = slow_start(w, acked);
+    (left > 0).then_some(left)
+}
+
 impl CongAvoidCount {
     /// Linux `tcp_cong_avoid_ai(tp, w, acked)`: one segment more per `per` segments acked. Credit
     /// gathered while `per` was larger is first turned into one segment, as Linux does.
@@ -59,17 +74,9 @@ impl CongAvoidCount {
     /// Linux `tcp_reno_cong_avoid`: nothing unless cwnd-limited; slow start, then one segment per
     /// window of segments acked.
     pub fn reno(&mut self, w: &mut Window, ack: &AckSample, acked: u64) {
-        if !ack.cwnd_limited {
-            return;
+        if let Some(acked) = left_after_slow_start(w, ack, acked) {
+            self.add(w, cwnd_segments(w), acked);
         }
-        let mut acked = acked;
-        if in_slow_start(w) {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        self.add(w, cwnd_segments(w), acked);
     }
 }
 
