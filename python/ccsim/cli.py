@@ -471,29 +471,74 @@ def _compared_value(value: float) -> str:
 @click.option("--list", "list_", is_flag=True, help="List the registered experiments and exit.")
 @click.option("--paper", default=None, metavar="KEY", help="Run every experiment of this paper (chd, leith, limit, budzisz, binomial) into --out [default: runs/reproduce/KEY].")
 @click.option("--all", "all_", is_flag=True, help="Run every registered experiment of every paper into --out [default: runs/reproduce/all].")
+@click.option("--write-pages", is_flag=True, help="With --paper/--all: run the full and the --quick experiments, then write the papers' "
+              "pages, figures and records into --pages.")
+@click.option("--check-pages", is_flag=True, help="With --paper/--all: run (full, or --quick) and list every claim that differs from "
+              "the pages' records; exit 1 if any does.")
+@click.option("--render-pages", is_flag=True, help="Re-render the pages in --pages from their records and templates (no runs).")
+@click.option("--pages", "pages_dir", type=click.Path(path_type=Path), default=Path("docs/reproductions"), show_default=True,
+              help="The reproduction pages' directory.")
 @_user_errors
 def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str | None, quick: bool, resume: bool, force: bool, list_: bool,
-              paper: str | None, all_: bool) -> None:
+              paper: str | None, all_: bool, write_pages: bool, check_pages: bool, render_pages: bool, pages_dir: Path) -> None:
     """Run the registered experiment NAME (a paper's figure as code) and write its report.
 
     The sweep runs with a progress bar; the experiment's figures and report.html (with the claims
-    table: the paper's values next to ours) are written into the output directory.
+    table: the paper's values next to ours) are written into the output directory. The pages of
+    docs/reproductions are written only by --write-pages (docs/reproductions/README.md).
     """
     # lazy: start-up time (pandas, pyarrow, numpy)
     from ccsim import experiments
     from ccsim.reproduce import default_out, reproduce as reproduce_experiment
 
+    if write_pages + check_pages + render_pages > 1:
+        raise CcsimError("reproduce: give one of --write-pages, --check-pages, --render-pages")
+    if render_pages:
+        from ccsim import reproduction_pages
+
+        if name is not None or paper is not None or all_:
+            raise CcsimError("--render-pages: renders every recorded page; give no NAME, --paper or --all")
+        for page in reproduction_pages.render_pages(pages_dir):
+            click.echo(f"rendered {safe_for_terminal(page)}")
+        return
+    if (write_pages or check_pages) and paper is None and not all_:
+        raise CcsimError(f"{'--write-pages' if write_pages else '--check-pages'}: give --paper KEY or --all")
+    if write_pages and quick:
+        raise CcsimError("--write-pages: pages come from the full runs (the quick verdicts are recorded beside them); drop --quick")
     if paper is not None or all_:
         from ccsim.reproduce import reproduce_many  # lazy: start-up time (pandas, pyarrow, numpy)
 
         if name is not None:
             raise CcsimError("reproduce: give NAME, or --paper/--all, not both")
+        if (write_pages or check_pages) and not pages_dir.is_dir():
+            raise CcsimError(f"--pages: {pages_dir} is not a directory (the repository's docs/reproductions)")
         chosen = experiments.of_paper(paper) if paper is not None else [e for e in experiments.all_experiments() if e.paper_key]
         target = out if out is not None else Path("runs") / "reproduce" / ((paper or "all") + ("-quick" if quick else ""))
         written = reproduce_many(chosen, target, jobs=jobs, quick=quick, force=force, resume=resume, progress=True)
         click.echo(f"wrote {safe_for_terminal(written)}")
         click.echo(f"summary: {safe_for_terminal(written / 'summary.md')}")
+        papers = [paper] if paper is not None else experiments.papers()
+        if write_pages:
+            from ccsim import reproduction_pages
+
+            quick_target = target.with_name(target.name + "-quick")
+            reproduce_many(chosen, quick_target, jobs=jobs, quick=True, force=force, resume=resume, progress=True)
+            for key in papers:
+                page = reproduction_pages.write_pages([key], pages_dir, target, quick_target, f"ccsim reproduce --paper {key} --write-pages")
+                click.echo(f"page: {safe_for_terminal(page[0])}")
+        if check_pages:
+            from ccsim import reproduction_pages
+
+            compare = reproduction_pages.quick_problems if quick else reproduction_pages.full_problems
+            problems = compare(pages_dir, target, papers) + reproduction_pages.page_problems(pages_dir)
+            for line in problems:
+                click.echo(f"stale: {safe_for_terminal(line, limit=1000)}", err=True)
+            if problems:
+                sys.exit(1)
+            click.echo(f"the pages of {', '.join(papers)} agree with this run")
         return
+    if write_pages or check_pages:
+        raise CcsimError(f"{'--write-pages' if write_pages else '--check-pages'}: give --paper KEY or --all")
     if list_ or name is None:
         if name is None and not list_:
             click.echo("usage: ccsim reproduce NAME [--quick] [--out DIR]; experiments:", err=True)

@@ -318,7 +318,7 @@ def claim_rows(exp: Experiment, sweep: Any) -> list[dict[str, str]]:
     """The claims table as rows (claim, paper, ours, tolerance, verdict, where, error); a claim that
     cannot be computed (a point missing in --quick) is a row with its error, not a failure."""
     rows = []
-    for claim in exp.claims:
+    for index, claim in enumerate(exp.claims):
         error = ""
         try:
             ours = claim.ours(sweep)
@@ -327,7 +327,8 @@ def claim_rows(exp: Experiment, sweep: Any) -> list[dict[str, str]]:
         verdict = claim.judge(sweep) if claim.verdict is not None and not error else None
         rows.append({"claim": claim.description, "paper": str(claim.paper), "ours": _short(ours),
                      "tolerance": claim.tolerance, "verdict": str(verdict) if verdict else "",
-                     "label": verdict.label if verdict else "informative", "where": claim.where or "", "error": error})
+                     "label": verdict.label if verdict else "informative", "where": claim.where or "", "error": error,
+                     "id": claim.id or f"#{index + 1}", "kind": claim.kind, "reason": claim.reason})
     return rows
 
 
@@ -434,6 +435,7 @@ figcaption { font-size: .9em; color: #555; }
 .warn { color: #a40; }
 td.verdict.agrees { color: #161; }
 td.verdict.differs { color: #a40; font-weight: bold; }
+td.verdict.partly { color: #865; }
 footer { margin-top: 3em; font-size: .8em; color: #777; }
 """
 

@@ -111,17 +111,17 @@ def reproduce_many(
         walls[experiment.name] = time.monotonic() - start
         rows = json.loads((sub / "claims.json").read_text(encoding="utf-8"))
         key = experiment.paper_key or "other"
-        tally = counts.setdefault(key, {"agrees": 0, "differs": 0, "not judged": 0, "informative": 0})
+        tally = counts.setdefault(key, {"agrees": 0, "partly": 0, "differs": 0, "not judged": 0, "informative": 0})
         for r in rows:
             tally[r["label"]] += 1
         figures = sorted(p.name for p in sub.glob("*.png"))
         sections.append(claims_markdown(experiment, rows)
                         + f"\nFigure {experiment.figure or '-'} of {experiment.source}; wall time {walls[experiment.name]:.0f} s.\n\n"
                         + "".join(f"![{f}]({experiment.name}/{f})\n" for f in figures))
-    head = ["# Reproductions" + (" (quick)" if quick else ""), "", "| paper | agrees | differs | not judged | informative | wall time (s) |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    head = ["# Reproductions" + (" (quick)" if quick else ""), "", "| paper | agrees | partly | differs | not judged | informative | wall time (s) |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
     for key, t in sorted(counts.items()):
         wall = sum(w for n, w in walls.items() if (get(n).paper_key or "other") == key)
-        head.append(f"| {key} | {t['agrees']} | {t['differs']} | {t['not judged']} | {t['informative']} | {wall:.0f} |")
+        head.append(f"| {key} | {t['agrees']} | {t['partly']} | {t['differs']} | {t['not judged']} | {t['informative']} | {wall:.0f} |")
     (out / SUMMARY_FILE).write_text("\n".join(head) + "\n\n" + "\n".join(sections), encoding="utf-8")
     return out

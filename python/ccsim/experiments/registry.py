@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ccsim.errors import CcsimError
 
-__all__ = ["Claim", "Verdict", "within", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper",
+__all__ = ["Claim", "Verdict", "CLAIM_KINDS", "within", "Experiment", "register", "get", "names", "all_experiments", "papers", "of_paper",
            "EXPERIMENT_FILE"]
 
 EXPERIMENT_FILE = "experiment.json"  # written by `ccsim reproduce`: {"name": ..., "quick": ...}
@@ -19,13 +19,18 @@ EXPERIMENT_FILE = "experiment.json"  # written by `ccsim reproduce`: {"name": ..
 @dataclass(frozen=True)
 class Verdict:
     """Whether a claim holds in our runs: ``holds`` None when it cannot be judged; ``reason`` says
-    by how much, against which tolerance."""
+    by how much, against which tolerance. ``partly`` (with ``holds`` False) marks a claim whose
+    declared partial rule holds (e.g. the direction right, the size outside the tolerance): the
+    rule is part of the claim's tolerance, stated before the run."""
 
     holds: bool | None
     reason: str
+    partly: bool = False
 
     @property
     def label(self) -> str:
+        if self.partly and self.holds is False:
+            return "partly"
         return {True: "agrees", False: "differs", None: "not judged"}[self.holds]
 
     def __str__(self) -> str:
@@ -33,13 +38,19 @@ class Verdict:
 
     @classmethod
     def from_text(cls, text: str) -> "Verdict":
-        """A verdict written as text: "reproduced[: detail]" or "agrees..." holds, "differs[: cause]"
-        does not; anything else cannot be judged."""
+        """A verdict written as text: "reproduced[: detail]" or "agrees..." holds, "partly[: why]" holds
+        in part, "differs[: cause]" does not; anything else cannot be judged."""
         head, _, reason = text.partition(":")
-        holds = {"reproduced": True, "agrees": True, "differs": False}.get(head.strip().split(" ")[0])
+        word = head.strip().split(" ")[0]
+        if word == "partly":
+            return cls(False, reason.strip(), partly=True)
+        holds = {"reproduced": True, "agrees": True, "differs": False}.get(word)
         if holds is True and head.strip() not in ("reproduced", "agrees"):
             reason = (head.strip().partition(" ")[2] + (": " + reason.strip() if reason else "")).strip()
         return cls(holds, reason.strip() if holds is not None else text)
+
+
+CLAIM_KINDS = ("paper", "model", "sensitivity")
 
 
 @dataclass(frozen=True)
@@ -50,8 +61,14 @@ class Claim:
     ``ours(sweep_result)`` returns the measured value as display text (or a number); ``where`` cites
     the paper's figure, table or section the value comes from; ``tolerance`` states up front how close
     ours must be (docs/reports.md); ``verdict(sweep_result)`` returns a :class:`Verdict`, or the text
-    "reproduced[: detail]" / "differs: <cause>" (a claim without one is informative only, e.g. a
-    sensitivity, and shows "not judged").
+    "reproduced[: detail]" / "partly: <why>" / "differs: <cause>" (a claim without one is informative
+    only, e.g. a sensitivity, and shows "not judged").
+
+    ``id`` names the row on the generated pages (``{{ours:EXPERIMENT:ID}}``) and in the recorded
+    verdicts; ``kind`` says what is compared: ``"paper"`` (a claim of the paper, counted in its tally),
+    ``"model"`` (an analytic model against the simulator, counted apart) or ``"sensitivity"`` (a row
+    that shows how a result moves with a setting, never counted); ``reason`` is the one line tying the
+    metric, window and tolerance to the paper's text, fixed before the run.
     """
 
     description: str
@@ -60,6 +77,13 @@ class Claim:
     where: str = ""
     verdict: Callable[[Any], "Verdict | str"] | None = None
     tolerance: str = ""
+    id: str = ""
+    kind: str = "paper"
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in CLAIM_KINDS:
+            raise ValueError(f"claim {self.description!r}: kind {self.kind!r} is not one of {', '.join(CLAIM_KINDS)}")
 
     def judge(self, sweep: Any) -> Verdict:
         if self.verdict is None:
