@@ -199,3 +199,15 @@ def test_a_sweep_without_numpy_refuses_what_needs_pandas_instead_of_crashing():
     )
     out = _python(code)
     assert out.startswith("REFUSED summary: column 'd' of type int64: the sweep cannot store it without pandas")
+
+
+def test_import_ccsim_loads_no_scenario_models_and_no_data_libraries():
+    """`import ccsim` is Python's own start-up plus the error classes: pydantic (the scenario models,
+    about 0.15 s of CPU), pandas, pyarrow, numpy and matplotlib load on first use."""
+    code = (
+        "import sys, ccsim\n"
+        "print(sorted(m for m in ('pydantic', 'pandas', 'pyarrow', 'numpy', 'matplotlib', 'ccsim.scenario') if m in sys.modules))\n"
+        "print(ccsim.Scenario.__name__, ccsim.load_scenario.__name__)\n"
+    )
+    out = _python(code).splitlines()
+    assert out == ["[]", "Scenario load_scenario"]

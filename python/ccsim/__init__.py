@@ -8,10 +8,10 @@
 ``run`` takes a file path or a Scenario, ``run_toml`` TOML text; both refuse a run whose estimated cost
 is over the budget (``budget=None`` lifts it; docs/safety.md).
 
-``run``, ``Result`` and ``algorithms`` are imported on first use (``run`` lives in ``ccsim.runner``:
+``run``, ``Result``, ``Scenario`` and ``algorithms`` are imported on first use (``run`` lives in ``ccsim.runner``:
 a submodule named ``run`` would shadow the function), so ``import ccsim`` (and the
-extension's own ``import ccsim.errors``) stays cheap: pandas, pyarrow and matplotlib load only when a
-simulation is run or a result is read.
+extension's own ``import ccsim.errors``) stays cheap: pydantic (the scenario models), pandas, pyarrow
+and matplotlib load only when a scenario is read, a simulation is run or a result is read.
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from ccsim.errors import (
     ScenarioError,
     UnitError,
 )
-from ccsim.scenario import Scenario, load_scenario
 
 if TYPE_CHECKING:
     from ccsim.budget import Budget
     from ccsim.engine import algorithms
     from ccsim.result import Result
     from ccsim.runner import run, run_toml
+    from ccsim.scenario import Scenario, load_scenario
 
 __all__ = [
     "run",
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 _LAZY = {"run": "ccsim.runner", "run_toml": "ccsim.runner", "algorithms": "ccsim.engine", "Result": "ccsim.result",
-         "Budget": "ccsim.budget"}
+         "Budget": "ccsim.budget", "Scenario": "ccsim.scenario", "load_scenario": "ccsim.scenario"}
 
 
 def __getattr__(name: str) -> Any:

@@ -35,6 +35,7 @@ from ccsim.scenario import Scenario, read_scenario_text
 from ccsim.lean_imports import import_pyarrow_without_numpy
 from ccsim.outdir import check_output_dir, is_owned, record_files
 from ccsim.precision import fmt_percentile
+from ccsim import reproduction_pages
 from ccsim.text import safe_for_terminal
 from ccsim.units import format_time, parse_size
 
@@ -494,8 +495,6 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
     if write_pages + check_pages + render_pages > 1:
         raise CcsimError("reproduce: give one of --write-pages, --check-pages, --render-pages")
     if render_pages:
-        from ccsim import reproduction_pages
-
         if name is not None or paper is not None or all_:
             raise CcsimError("--render-pages: renders every recorded page; give no NAME, --paper or --all")
         for page in reproduction_pages.render_pages(pages_dir):
@@ -519,16 +518,12 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
         click.echo(f"summary: {safe_for_terminal(written / 'summary.md')}")
         papers = [paper] if paper is not None else experiments.papers()
         if write_pages:
-            from ccsim import reproduction_pages
-
             quick_target = target.with_name(target.name + "-quick")
             reproduce_many(chosen, quick_target, jobs=jobs, quick=True, force=force, resume=resume, progress=True)
             for key in papers:
                 page = reproduction_pages.write_pages([key], pages_dir, target, quick_target, f"ccsim reproduce --paper {key} --write-pages")
                 click.echo(f"page: {safe_for_terminal(page[0])}")
         if check_pages:
-            from ccsim import reproduction_pages
-
             compare = reproduction_pages.quick_problems if quick else reproduction_pages.full_problems
             problems = compare(pages_dir, target, papers) + reproduction_pages.page_problems(pages_dir)
             for line in problems:
