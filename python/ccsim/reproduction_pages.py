@@ -137,11 +137,17 @@ def _claims_table(entry: dict[str, Any]) -> str:
 
 
 def _experiments_table(record: dict[str, Any]) -> str:
-    lines = ["| experiment | paper figure | verdicts of the full run |", "| --- | --- | --- |"]
+    lines = ["| experiment | paper figure | the paper's claims in the full run |", "| --- | --- | --- |"]
     for e in record["experiments"]:
-        c = _label_counts([r for r in e["claims"] if r.get("kind", "paper") != "sensitivity"])
+        c = _label_counts([r for r in e["claims"] if r.get("kind", "paper") == "paper"])
         parts = [f"{c[k]} {w}" for k, w in (("agrees", "reproduced"), ("partly", "partly"), ("differs", "not reproduced"),
                                               ("not judged", "not judged"), ("informative", "informative")) if c.get(k)]
+        model = _label_counts([r for r in e["claims"] if r.get("kind") == "model" and r["label"] != "informative"])
+        if model:
+            parts.append(f"model checks: {model.get('agrees', 0)} of {sum(model.values())} agree")
+        sensitivity = sum(1 for r in e["claims"] if r.get("kind") == "sensitivity")
+        if sensitivity:
+            parts.append(f"{sensitivity} sensitivity rows")
         lines.append(f"| `{e['name']}` | {e['figure'] or '-'} | {', '.join(parts) or 'informative only'} |")
     return "\n".join(lines)
 
