@@ -63,8 +63,9 @@ def test_homogeneous_utilisation_is_over_the_whole_experiment():
     assert [_seconds(t) for t in plan.base["run"]["measure"]] == [42, 60]
     runs = pd.DataFrame({"run_id": ["a"], "flows[0].algorithm": ["chd"], "jain_index": [0.99], "total_goodput_bps": [9e6]})
     # each flow delivers 5 Mbit/s for its 60 s: 3 x 37.5 MB over 100 s is 90 % of the link
-    flows = pd.DataFrame({"run_id": ["a"] * 3, "bytes_delivered": [37.5e6] * 3, "rtt_p95_ms": [50.0, 60.0, 70.0]})
+    flows = pd.DataFrame({"run_id": ["a"] * 3, "bytes_delivered": [37.5e6] * 3, "rtt_p95_ms": [50.0, 60.0, 70.0],
+                          "rtt_p50_ms": [45.0, 46.0, 80.0]})
     stats = chd.homogeneous_stats(SimpleNamespace(plan=plan, runs=runs, flows=flows)).iloc[0]
     assert stats["util"] == pytest.approx(0.9)
     assert stats["util_window"] == pytest.approx(0.9)
-    assert stats["rtt_p95_ms"] == pytest.approx(60.0)
+    assert stats["rtt_p95_ms"] == pytest.approx(60.0) and stats["rtt_p50_ms"] == pytest.approx(46.0)
