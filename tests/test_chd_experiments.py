@@ -69,3 +69,19 @@ def test_homogeneous_utilisation_is_over_the_whole_experiment():
     assert stats["util"] == pytest.approx(0.9)
     assert stats["util_window"] == pytest.approx(0.9)
     assert stats["rtt_p95_ms"] == pytest.approx(60.0) and stats["rtt_p50_ms"] == pytest.approx(46.0)
+
+
+def test_shares_over_another_window_agree_with_the_summary_over_its_own(tmp_path):
+    """F7w re-runs the repetitions for a second window; over the summary's own window it must give
+    the summary's on-time shares (same runs, same seeds)."""
+    pytest.importorskip("ccsim._core")
+    from ccsim.sweep import run_sweep
+
+    sweep = run_sweep(experiments.get("chd_fig7").plan(quick=True), tmp_path / "fig7", jobs=1, progress=False)
+    lo, hi = (_seconds(t) for t in sweep.plan.base["run"]["measure"])
+    summary = chd.coexistence_shares(sweep).set_index("algorithm").sort_index()
+    series = chd.shares_over(sweep, lo, hi).set_index("algorithm").sort_index()
+    assert list(series.index) == ["chd", "hd"]
+    for column in ("delay_bps", "reno_bps"):
+        assert series[column].to_numpy() == pytest.approx(summary[column].to_numpy(), rel=0.02)
+    assert chd.both_reno_window(sweep) == (20.0, 50.0)  # quick: NewReno flows 10-50 and 20-60 s
