@@ -89,7 +89,7 @@ def tally_sentence(record: dict[str, Any]) -> str:
     if t["model"]:
         extra.append(f"model checks: {t['model_agree']} of {t['model']} agree")
     if t["sensitivity"]:
-        extra.append(f"{t['sensitivity']} sensitivity rows (not counted)")
+        extra.append(f"{t['sensitivity']} sensitivity row{'s' if t['sensitivity'] > 1 else ''}, not counted")
     return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
@@ -147,7 +147,7 @@ def _experiments_table(record: dict[str, Any]) -> str:
             parts.append(f"model checks: {model.get('agrees', 0)} of {sum(model.values())} agree")
         sensitivity = sum(1 for r in e["claims"] if r.get("kind") == "sensitivity")
         if sensitivity:
-            parts.append(f"{sensitivity} sensitivity rows")
+            parts.append(f"{sensitivity} sensitivity row{'s' if sensitivity > 1 else ''}")
         lines.append(f"| `{e['name']}` | {e['figure'] or '-'} | {', '.join(parts) or 'informative only'} |")
     return "\n".join(lines)
 
