@@ -80,15 +80,24 @@ def test_tcp_limit_keeps_newreno_goodput_under_random_loss(core):
 
 
 def test_leith_fig3_rtt_min_steps_down_from_200_to_120_ms(core):
+    """Slow start off (the judged set-up): delta 0.75 ratchets 200 -> 120 ms in steps; delta 1 (eq. 3)
+    stays above 120 ms, since its backoff drains only to RTTmin. With slow start on, delta 1 reaches
+    120 ms too: the drain after slow start's overshoot, not the probe of eq. (4)."""
     import ccsim
     from ccsim.experiments import leith
     from ccsim.experiments.traces import metric_series
 
     plan = leith.fig3_plan(quick=True)
-    (point,) = plan.points()
-    result = ccsim.run(plan.scenario(point.point_id), seed=plan.seed_for(0))
-    s = metric_series(result, "rtt_min_ms")["value"].to_numpy()
+
+    def rtt_min(delta, slow_start):
+        (point,) = [p for p in plan.points() if p.overrides[leith.DELTA_PATH] == delta and p.overrides[leith.SS_PATH] == slow_start]
+        result = ccsim.run(plan.scenario(point.point_id), seed=plan.seed_for(0))
+        return metric_series(result, "rtt_min_ms")["value"].to_numpy()
+
+    s = rtt_min(0.75, False)
     assert s[0] == pytest.approx(200.0)
     assert abs(s[-1] - 120.0) <= 0.05 * 120.0
     distinct = sorted(set(round(v, 1) for v in s), reverse=True)
-    assert len(distinct) >= 3, distinct  # a staircase, not one jump
+    assert len(distinct) >= 4, distinct  # a staircase, not one jump
+    assert rtt_min(1.0, False)[-1] > 1.2 * 120.0
+    assert abs(rtt_min(1.0, True)[-1] - 120.0) <= 0.05 * 120.0
