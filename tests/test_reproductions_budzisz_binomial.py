@@ -170,6 +170,10 @@ def test_binomial_fig5_and_fig20_quick(quick):
     _, fig5 = quick("binomial_fig5")
     means = binomial.fig5_table(fig5).groupby("pair")["ratio"].mean()
     assert means["k + l = 0.5"] < means["k + l = 1"] < means["k + l = 1.5"]  # the k + l rule's ordering
+    # the late-window runs (S6) stay out of N1's table and form their own
+    late = binomial.fig5_table(fig5, late=True)
+    assert set(late["pair"]) == {"k + l = 0.5", "k + l = 1"} and set(late["x"]) == {1.5} and len(late) == 4
+    assert len(binomial.fig5_table(fig5)) == 2 * len(binomial.FIG5_SUMS) * len(binomial.QUICK_FIG5_KS)
     _, fig20 = quick("binomial_fig20")
     t = binomial.fig20_means(fig20)
     # drop-tail: IIAD grabs the buffer and NewReno sees the drops; RED equalises the drop rates
