@@ -588,7 +588,8 @@ FIG5 = register(Experiment(
     build_plan=build_fig5,
     draw_figures=draw_fig5,
     claims=(
-        text_claim("The k + l rule: TCP/binomial closest to 1 for k + l = 1; binomial gains below, loses above", "Fig. 5",
+        text_claim("The k + l rule: TCP/binomial closest to 1 for k + l = 1; binomial gains below, loses above",
+                   "closest to 1 for k + l = 1; binomial much higher throughput at 0.5, TCP at 1.5",
                    fig5_claim, "Section 3.1, Fig. 5", tolerance=FIG5_RULE, id="N1",
                    reason="Fig. 5 caption: the k + l = 1 algorithms 'are the ones for which this ratio is closest to unity', "
                           "k + l = 0.5 'much higher throughput', 1.5 much lower; a curve against k, so judged at each k (0-1.5), "

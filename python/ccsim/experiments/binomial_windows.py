@@ -217,8 +217,8 @@ def draw_fig12(sweep: Any, out_dir: Path) -> list[Path]:
 def _claim(description: str, paper: str, figure: str, first: str, second: str, what: str, where: str, id: str, window: str) -> Claim:
     ours, verdict = ratio_claim(figure, first, second, what)
     return Claim(description, paper, ours, where, verdict=verdict, tolerance=f"mean ratio in [{LO:g}, {HI:g}]", id=id,
-                 reason=f"the caption's '{paper}' read with the Fig. 6 fairness band: mean of ten runs over {window} within a "
-                        "factor 1.5 either way (the paper shows one run and states the sharing in words)")
+                 reason=f"what the paper says of {figure} ({paper}) read with the Fig. 6 fairness band: mean of ten runs over "
+                        f"{window} within a factor 1.5 either way (the paper shows one run and states the sharing in words)")
 
 
 register(Experiment(
@@ -241,8 +241,8 @@ register(Experiment(
         Claim("Fig. 15: SQRT's window varies more than IIAD's, markedly less than TCP's", "IIAD < SQRT < TCP", fig15_ours,
               "Section 3.3, Figs 8, 15", verdict=fig15_verdict, tolerance="std/mean of cwnd over 10-20 s ordered IIAD < SQRT < TCP",
               id="N11", reason="Section 3.3: SQRT's window variations are 'markedly smaller than TCP' and larger than IIAD's; "
-                               "coefficient of variation (the figures differ in rate) over 10-20 s of repetition 0, the run the "
-                               "paper's figures show one of"),
+                               "coefficient of variation (the two figures differ in rate) over 10-20 s of repetition 0, as "
+                               "the paper's figures show one run"),
     ),
 ))
 
