@@ -14,7 +14,7 @@ from ccsim import experiments
 
 pytest.importorskip("ccsim._core")
 
-VERDICT = re.compile(r"^(agrees|differs|not judged)\b")
+VERDICT = re.compile(r"^(agrees|partly|differs|not judged)\b")  # partly: a declared partial rule (issue 28)
 
 
 def claims(out) -> list[tuple[str, str]]:
@@ -170,6 +170,10 @@ def test_binomial_fig5_and_fig20_quick(quick):
     _, fig5 = quick("binomial_fig5")
     means = binomial.fig5_table(fig5).groupby("pair")["ratio"].mean()
     assert means["k + l = 0.5"] < means["k + l = 1"] < means["k + l = 1.5"]  # the k + l rule's ordering
+    # the late-window runs (S6) stay out of N1's table and form their own
+    late = binomial.fig5_table(fig5, late=True)
+    assert set(late["pair"]) == {"k + l = 0.5", "k + l = 1"} and set(late["x"]) == {1.5} and len(late) == 4
+    assert len(binomial.fig5_table(fig5)) == 2 * len(binomial.FIG5_SUMS) * len(binomial.QUICK_FIG5_KS)
     _, fig20 = quick("binomial_fig20")
     t = binomial.fig20_means(fig20)
     # drop-tail: IIAD grabs the buffer and NewReno sees the drops; RED equalises the drop rates
@@ -246,3 +250,62 @@ def test_budzisz_fluid_mixed_quick_sets_the_mix_model_beside_the_runs(quick):
     # with p' = g = 1 in the full queue, alpha = min(1 + 1/p, 32)
     assert m.loc["mpert_g", "fluid_alpha_full"] == pytest.approx(min(1 + 1 / m.loc["mpert_g", "fluid_loss_full"], 32.0), rel=1e-3)
     assert (out / "fluid_mixed.png").stat().st_size < 200_000
+
+
+def _curve(pair: str, xs, means) -> "pd.DataFrame":
+    import pandas as pd
+
+    return pd.DataFrame({"pair": pair, "x": list(xs), "mean": list(means), "ci95": 0.1, "std": 0.1, "n": 10})
+
+
+def test_binomial_fig16_extremes_rule_fails_on_a_rising_curve_that_never_crosses_one():
+    """N4 (issue 28): the old rule ("lower at the smallest beta than at the largest") passed any rising
+    curve; the paper says TCP loses near beta 0 and SQRT near beta 1, so the curve must cross 1."""
+    from ccsim.experiments.binomial import fig16_extremes_outcome
+    from ccsim.experiments.text_claims import split_outcome
+
+    betas = [0.1, 0.3, 0.5, 0.7, 0.9]
+    def outcome(means):
+        return split_outcome(fig16_extremes_outcome(_curve("tcp", betas, means)))
+
+    assert outcome([0.6, 0.8, 0.95, 1.05, 1.2])[1] is True
+    # rising curves that never cross 1 no longer reproduce the claim: one side wins at both ends
+    tcp_always_wins, sqrt_always_wins = outcome([1.1, 1.2, 1.3, 1.4, 1.5]), outcome([0.5, 0.6, 0.7, 0.8, 0.9])
+    assert tcp_always_wins[1] == "partly" and "SQRT loses at the largest beta" in tcp_always_wins[2]
+    assert sqrt_always_wins[1] == "partly" and "TCP loses at the smallest beta" in sqrt_always_wins[2]
+    assert outcome([1.2, 1.1, 1.0, 0.9, 0.8])[1] is False  # falling: neither end on the paper's side
+
+
+def test_binomial_fig5_rule_is_judged_at_every_k():
+    """N1 (issue 28): the k + l rule at each k of the sweep, not on means over k; a k + l = 0.5 curve that
+    rises above 1 at large k makes the rule fail there (partly when that is under half of the k)."""
+    import pandas as pd
+
+    from ccsim.experiments.binomial import fig5_outcome
+    from ccsim.experiments.text_claims import split_outcome
+
+    ks = [0.0, 0.5, 1.0, 1.5]
+    good = pd.concat([_curve("k + l = 0.5", ks, [0.5, 0.6, 0.7, 0.8]), _curve("k + l = 1", ks, [1.1, 1.0, 0.95, 1.05]),
+                      _curve("k + l = 1.5", ks, [2.0, 1.8, 1.6, 1.5])])
+    assert split_outcome(fig5_outcome(good))[1] is True
+    one_bad = good.copy()
+    one_bad.loc[(one_bad["pair"] == "k + l = 0.5") & (one_bad["x"] == 1.5), "mean"] = 1.3
+    value, holds, reason = split_outcome(fig5_outcome(one_bad))
+    assert holds == "partly" and "k = 1.5" in reason
+    two_bad = one_bad.copy()
+    two_bad.loc[(two_bad["pair"] == "k + l = 0.5") & (two_bad["x"] == 1.0), "mean"] = 1.1
+    assert split_outcome(fig5_outcome(two_bad))[1] is False
+    # the mean over k of the k + l = 0.5 curve is still below 1: the old averaged rule would have passed it
+    assert two_bad[two_bad["pair"] == "k + l = 0.5"]["mean"].mean() < 1
+
+
+def test_binomial_lambda_tolerance_tells_two_fifths_from_one_half():
+    """N7 (issue 28): +-0.1 accepted -0.45 as both -0.4 (k + l = 1.5) and -0.5 (the square-root law);
+    +-0.05 (strict) cannot agree with both, and the partial rule names the nearer exponent."""
+    from ccsim.experiments.binomial_lambda import exponent_verdict
+
+    assert not (exponent_verdict(-0.45, -0.4).holds and exponent_verdict(-0.45, -0.5).holds)
+    assert exponent_verdict(-0.43, -0.4).label == "agrees" and exponent_verdict(-0.43, -0.5).holds is False
+    assert exponent_verdict(-0.46, -0.4).label == "differs"  # nearer -0.5: the alternative, not the law
+    assert exponent_verdict(-0.56, -0.5).label == "partly"  # outside +-0.05, still nearer -1/2 than -2/3
+    assert exponent_verdict(-0.73, -2 / 3).label == "partly" and exponent_verdict(-0.56, -2 / 3).label == "differs"

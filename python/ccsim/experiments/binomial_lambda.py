@@ -12,8 +12,12 @@ the link's random loss p in {0.1, 0.2, 0.5, 1} %; ns-2 profile, 1 KB packets, al
 (k, l) = (0, 1), (0.25, 0.25), (0.5, 0.5), (0.75, 0.75), (1, 0) and NewReno (TCP: k = 0, l = 1,
 beta 0.5); 600 s, throughput over 300-600 s (a long warm-up: IIAD comes down from its slow-start overshoot
 by 0.6 packets per loss event), five runs per point. The exponent is the least-squares slope of ln(mean goodput) on ln(p) over the four p.
-Tolerance (stated before the runs): within 0.1 of -1/(k+l+1); the model drops O(W^(l-1)) terms and
-timeouts, so the fit is not expected to be exact. ``--quick``: two k, two p, two runs of 60 s.
+Tolerance (stated before the runs, issue 28): within 0.05 of -1/(k+l+1). The law's exponents in this
+experiment are -2/3, -1/2 and -2/5 (k + l = 0.5, 1, 1.5); the closest pair, -2/5 against -1/2 (the
+square-root law of TCP, the alternative a TCP-friendly reading would expect), is 0.1 apart, so a
+tolerance of 0.1 passes both and half of it is the widest that tells every pair apart. Partly: the
+fitted exponent nearer the paper's than any other of the three. These rows compare an analytic model
+with the simulator (kind "model"). ``--quick``: two k, two p, two runs of 60 s.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ QUICK_LOSSES = [0.002, 0.01]
 KLS = [(0.0, 1.0), (0.25, 0.25), (0.5, 0.5), (0.75, 0.75), (1.0, 0.0)]
 QUICK_KLS = [(0.0, 1.0), (0.5, 0.5)]
 REPETITIONS, QUICK_REPETITIONS = 5, 2
-TOLERANCE = 0.1
+TOLERANCE = 0.05  # half the 0.1 between -2/5 and -1/2, the closest two of the law's exponents here
+LAW_EXPONENTS = (-2 / 3, -1 / 2, -2 / 5)  # -1/(k+l+1) for k + l = 0.5, 1, 1.5
 RTT_S = 0.1
 # IIAD leaves slow start far above its equilibrium (the first loss comes after about 1/p packets) and
 # then loses 0.6 packets per loss event, about 0.3 packets per RTT at p = 0.1 %: some 1500 RTTs
@@ -85,10 +90,16 @@ def fits(sweep: Any) -> pd.DataFrame:
     for v, g in t.groupby("variant", sort=False):
         m = g.groupby("p")["pkts_per_s"].mean()
         s, expo, a_over_b = _predicted(v)
-        slope = float(np.polyfit(np.log(m.index.to_numpy(float)), np.log(m.to_numpy(float)), 1)[0]) if len(m) > 1 else np.nan
+        x = np.log(m.index.to_numpy(float))
+        slope = float(np.polyfit(x, np.log(m.to_numpy(float)), 1)[0]) if len(m) > 1 else np.nan
+        # 95 % half-width of the slope from the run-to-run spread at each p (delta method: var ln mean ~ (sd/mean)^2/n)
+        agg = g.groupby("p")["pkts_per_s"].agg(["mean", "std", "count"]).loc[m.index]
+        w = (x - x.mean()) / ((x - x.mean()) ** 2).sum() if len(m) > 1 else np.zeros_like(x)
+        var_ln = (agg["std"].fillna(0).to_numpy(float) / agg["mean"].to_numpy(float)) ** 2 / agg["count"].to_numpy(float)
+        slope_ci = 1.96 * float(np.sqrt((w ** 2 * var_ln).sum()))
         p_hi = float(m.index.max())
         model = a_over_b ** (1 / (s + 1)) / (RTT_S * p_hi ** (1 / (s + 1)))
-        rows.append({"variant": v, "k_plus_l": s, "fitted": slope, "predicted": expo, "lambda_ratio_at_pmax": float(m.loc[p_hi]) / model})
+        rows.append({"variant": v, "k_plus_l": s, "fitted": slope, "fitted_ci95": slope_ci, "predicted": expo, "lambda_ratio_at_pmax": float(m.loc[p_hi]) / model})
     return pd.DataFrame(rows).set_index("variant")
 
 
@@ -123,15 +134,33 @@ def _row(variant: str) -> tuple[Any, Any]:
 
     def ours(sweep: Any) -> str:
         r = get(sweep)
-        return (f"fitted exponent {r.fitted:.3f} (theory {r.predicted:.3f}); lambda / Eq. 7 at the largest p "
-                f"{r.lambda_ratio_at_pmax:.2f}")
+        return (f"fitted exponent {r.fitted:.3f} +- {r.fitted_ci95:.3f} (theory {r.predicted:.3f}); lambda / Eq. 7 at the "
+                f"largest p {r.lambda_ratio_at_pmax:.2f}")
 
     def verdict(sweep: Any) -> Verdict:
         r = get(sweep)
-        d = r.fitted - r.predicted
-        return Verdict(bool(abs(d) <= TOLERANCE), f"{d:+.3f} from -1/(k+l+1) = {r.predicted:.3f} (tolerance \u00b1{TOLERANCE:g})")
+        return exponent_verdict(r.fitted, r.predicted)
 
     return ours, verdict
+
+
+def exponent_verdict(fitted: float, predicted: float) -> Verdict:
+    """N7's rule: agrees within TOLERANCE (strictly, so no value agrees with two exponents 0.1 apart);
+    partly when the fit is nearer the predicted exponent than to any other of LAW_EXPONENTS."""
+    d = fitted - predicted
+    others = [e for e in LAW_EXPONENTS if not np.isclose(e, predicted)]
+    nearest_other = min(others, key=lambda e: abs(fitted - e))
+    text = (f"{d:+.3f} from -1/(k+l+1) = {predicted:.3f} (tolerance \u00b1{TOLERANCE:g}); "
+            f"{abs(fitted - nearest_other):.3f} from the nearest other exponent {nearest_other:.3f}")
+    if round(abs(d), 9) < TOLERANCE:  # strict, and -0.45 - -0.4 is not 0.0499... but 0.05
+        return Verdict(True, text)
+    return Verdict(False, text, partly=bool(round(abs(d), 9) < round(abs(fitted - nearest_other), 9)))
+
+
+RULE = (f"fitted exponent within \u00b1{TOLERANCE:g} of -1/(k+l+1); partly: nearer it than the other exponents "
+        "-2/3, -1/2, -2/5")
+REASON = ("Eq. 7 / Eq. 10: lambda ~ 1/p^(1/(k+l+1)) under per-packet random loss; slope of ln mean goodput (300-600 s, "
+          "five runs) on ln p over p = 0.1-1 %; +-0.05 is half the gap between -2/5 and -1/2, the closest two exponents")
 
 
 def _claims() -> tuple[Claim, ...]:
@@ -139,10 +168,11 @@ def _claims() -> tuple[Claim, ...]:
     for k, l in KLS:
         ours, verdict = _row(_variant(k, l))
         rows.append(Claim(f"lambda ~ p^(-1/(k+l+1)) for k = {k:g}, l = {l:g}", f"exponent {-1 / (k + l + 1):.3f}", ours,
-                          "Section 2.3, Eqs 7 and 10", verdict=verdict, tolerance=f"fitted exponent within \u00b1{TOLERANCE:g}"))
+                          "Section 2.3, Eqs 7 and 10", verdict=verdict, tolerance=RULE, id=f"N7{'abcde'[len(rows)]}", kind="model",
+                          reason=REASON))
     ours, verdict = _row("newreno")
     rows.append(Claim("lambda ~ p^(-1/2) for TCP (NewReno)", "exponent -0.500", ours, "Section 2.3 (k + l = 1)", verdict=verdict,
-                      tolerance=f"fitted exponent within \u00b1{TOLERANCE:g}"))
+                      tolerance=RULE, id="N7f", kind="model", reason=REASON))
     return tuple(rows)
 
 
