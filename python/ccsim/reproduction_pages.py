@@ -101,10 +101,10 @@ def record_paper(paper: str, experiments: list[Any], full_out: Path, quick_out: 
     for exp in experiments:
         rows = json.loads((full_out / exp.name / "claims.json").read_text(encoding="utf-8"))
         quick = json.loads((quick_out / exp.name / "claims.json").read_text(encoding="utf-8"))
-        figures = sorted(p.name for p in (full_out / exp.name).glob("*.png"))
+        figures = sorted((p.name for p in (full_out / exp.name).glob("*.png")), key=_natural)
         entries.append({
             "name": exp.name, "title": exp.title, "figure": exp.figure, "source": exp.source, "description": exp.description,
-            "figures": [f"{paper}/{_figure_name(exp.name, f)}" for f in figures],
+            "figures": [f"{paper}/{_figure_name(paper, exp.name, f)}" for f in figures],
             "claims": rows,
             "quick": {r["id"]: r["label"] for r in quick},
         })
@@ -112,8 +112,15 @@ def record_paper(paper: str, experiments: list[Any], full_out: Path, quick_out: 
             "experiments": entries}
 
 
-def _figure_name(experiment: str, filename: str) -> str:
-    return filename if filename.startswith(experiment + "_") else f"{experiment}_{filename}"
+def _figure_name(paper: str, experiment: str, filename: str) -> str:
+    """The figure's name in the pages directory: as drawn when it already names its paper (an
+    experiment that draws several of the paper's figures names each), else prefixed with the experiment."""
+    return filename if filename.startswith(paper + "_") else f"{experiment}_{filename}"
+
+
+def _natural(name: str) -> list[Any]:
+    """Sort key putting fig7 before fig15."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _cell(text: Any) -> str:
@@ -246,7 +253,7 @@ def write_page(pages_dir: Path, record: dict[str, Any], full_out: Path) -> Path:
                 (pages_dir / fig).unlink()
     for e in record["experiments"]:
         for src in sorted((full_out / e["name"]).glob("*.png")):
-            shutil.copyfile(src, pages_dir / paper / _figure_name(e["name"], src.name))
+            shutil.copyfile(src, pages_dir / paper / _figure_name(paper, e["name"], src.name))
     _write_text(pages_dir / DATA_DIR / f"{paper}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     _write_text(pages_dir / f"{paper}.md", page)
     if (TEMPLATES / README).is_file():

@@ -22,7 +22,7 @@ def split_outcome(text: str) -> tuple[str, bool | None | str, str]:
         holds = last.startswith("HOLDS")
         return value, holds, f"{'within' if holds else 'outside'} the tolerance ({tolerance})" if tolerance else ""
     if last.startswith("PARTLY"):
-        return value, "partly", f"in part: {last[len('PARTLY'):].strip(' ()') or 'the partial rule holds'} (tolerance: {tolerance})"
+        return value, "partly", f"{last[len('PARTLY'):].strip(' ()') or 'only the partial rule holds'} (tolerance: {tolerance})"
     if last.startswith("SHOWN"):
         why = last[len("SHOWN"):].strip(" ()")
         return value, None, f"sensitivity or prediction, not judged against the paper ({why})" if why else "sensitivity point, no paper value"
