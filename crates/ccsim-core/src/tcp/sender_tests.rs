@@ -130,6 +130,31 @@ fn rto_backs_off_exponentially_and_holds_ssthresh() {
     assert_eq!(s.stats.timeouts, 4);
 }
 
+/// The default profile (freebsd9, which the fixtures read from python/ccsim/profiles.toml) runs FreeBSD
+/// 9's timer: RTO = max(t_rttmin, SRTT + 4 RTTVAR) + `tcp_rexmit_slop`, in whole 1 ms ticks, with
+/// t_rttmin = `tcp_rexmit_min` = 30 ms and the slop 200 ms (`tcp_xmit_timer`, `TCP_REXMTVAL`,
+/// `TCPT_RANGESET`).
+#[test]
+fn freebsd9_rto_is_srtt_plus_four_rttvar_plus_200_ms_in_whole_ticks_above_30_ms() {
+    let c = cfg(false);
+    assert!(matches!(c.rto_estimator, crate::scenario::RtoEstimator::Freebsd));
+    assert_eq!((c.min_rto_ns, c.timer_granularity_ns), (30_000_000, 1_000_000));
+    let mut out = Vec::new();
+    // Sent at 0, acknowledged at 40.6 ms: 40 tick boundaries crossed plus one, a sample of 41 ticks;
+    // SRTT 41, RTTVAR 20.5: 41 + 82 = 123 ticks, plus the slop.
+    let (mut s, _) = sender(false);
+    s.on_ack(Time(40_600_000), &ack(MSS, 0, false), &[], &mut out);
+    assert_eq!(s.rtt.rto(), Duration::from_millis(323));
+    // A 1 ms path: samples of 2 ticks give SRTT + 4 RTTVAR of 6 ticks and less; the 30 ms floor
+    // holds TCP_REXMTVAL, and the slop comes on top: 230 ms, where RFC 6298 would give 200 ms.
+    let (mut s, _) = sender(false);
+    for k in 1..=100 {
+        s.on_ack(at(2 * k), &ack(k * MSS, 2 * k - 1, false), &[], &mut out);
+        assert_eq!(s.rtt.rto(), Duration::from_millis(230), "sample {k}");
+    }
+    assert!(s.rtt.srtt().unwrap() <= Duration::from_millis(2));
+}
+
 /// The default (freebsd9) timer before any sample: `TCPTV_RTOBASE` (3 s) is `TCP_REXMTVAL`, and each
 /// expiry sets it x `tcp_backoff[shift]` plus the 200 ms slop (`tcp_timer_rexmt`, tcp_timer.c).
 #[test]
