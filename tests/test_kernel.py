@@ -152,13 +152,14 @@ def test_unsupported_features_are_refused_naming_the_field(edit, replacement, fi
 
 def test_settings_the_testbed_runs_otherwise_are_named():
     """A non-linux profile: the knobs that differ from the linux profile and that Linux decides are
-    named (freebsd9: the five below); a slow access link is named; the linux profile names nothing."""
+    named (freebsd9: the six below); a slow access link is named; the linux profile names nothing."""
     from ccsim.kernel.plan import not_reproduced
 
     assert not_reproduced(_scenario(SHORT.format(duration="5s") + '[tcp]\nprofile = "linux"\n')) == []
     named = not_reproduced(_scenario(SHORT.format(duration="5s")))  # the default profile, freebsd9
     assert len(named) == 1 and named[0].startswith("flows[*].traffic.tcp.profile: freebsd9")
-    for knob in ("delayed_ack_timeout_ns", "rto_estimator", "recovery_window", "delayed_ack_rule", "loss_detection"):
+    for knob in ("delayed_ack_timeout_ns", "initial_rto_ns", "rto_estimator", "recovery_window", "delayed_ack_rule",
+                 "loss_detection"):
         assert f"{knob} (" in named[0]
     # settings the testbed sets are not named: the initial window (route), the maximum RTO (sysctl)
     assert "initial_window_pkts" not in named[0] and "max_rto_ns" not in named[0]

@@ -104,9 +104,9 @@ INTERNALS_EXAMPLE = {
              "tcp": {"profile": "freebsd9", "mss_bytes": 1448, "header_bytes": 52, "initial_window_pkts": 3,
                      "initial_ssthresh": {"kind": "unlimited"},
                      "sack": True, "delayed_ack": True, "delayed_ack_timeout_ns": 100000000, "abc_limit": 2,
-                     "min_rto_ns": 200000000, "initial_rto_ns": 1000000000, "max_rto_ns": 60000000000,
+                     "min_rto_ns": 30000000, "initial_rto_ns": 3000000000, "max_rto_ns": 64000000000,
                      "rwnd_bytes": 67108864, "dupack_threshold": 3, "limited_transmit": True,
-                     "rto_estimator": "rfc6298", "timer_granularity_ns": 1000000, "max_burst_pkts": 0,
+                     "rto_estimator": "freebsd", "timer_granularity_ns": 1000000, "max_burst_pkts": 0,
                      "ssthresh_whole_packets": False, "sack_recovery": "rfc6675",
                      "slow_start_rule": "freebsd", "recovery_window": "rfc6675", "delayed_ack_rule": "rfc5681",
                      "loss_detection": "dupack", "partial_ack_rto": "every", "send_jitter_ns": 125_000},
@@ -285,8 +285,8 @@ BAD = [
     ("bool as string", _set(["tcp", "sack"], "yes"), "tcp.sack", "true or false"),
     ("zero mss", _set(["tcp", "mss"], "0B"), "tcp.mss", "must be > 0"),
     ("zero initial window", _set(["tcp", "initial_window"], 0), "tcp.initial_window", ">= 1"),
-    ("rto order", _set(["tcp", "max_rto"], "100ms"), "tcp.max_rto", "below min_rto"),
-    ("flow rto order", _set(["flows", 0, "tcp"], {"initial_rto": "100ms"}), "flows[0].tcp.initial_rto", "outside"),
+    ("rto order", _set(["tcp", "max_rto"], "20ms"), "tcp.max_rto", "below min_rto"),  # min_rto 30 ms
+    ("flow rto order", _set(["flows", 0, "tcp"], {"initial_rto": "20ms"}), "flows[0].tcp.initial_rto", "outside"),
     ("tiny rwnd", _set(["tcp", "rwnd"], "1000B"), "tcp.rwnd", "smaller than one segment"),
     ("run not a table", _set(["run"], 5), "run", "must be a table"),
     # the engine's types, inside the kind-tagged traffic of the resolved document (issue 31)

@@ -110,7 +110,7 @@ fn ns2_timer_uses_whole_ticks_and_one_timed_segment() {
     // min RTO 10 ms so the estimate itself shows. First ACK at 45 ms for the first segment, sent at 0:
     // RFC 6298 (G = 1 ms): srtt 45, rttvar 22.5 -> RTO 135 ms. ns-2 (10 ms ticks): 4 ticks, t_srtt 32,
     // t_rttvar 8 -> rtxcur = (8*8 + 32) >> 3 = 12 ticks = 120 ms.
-    let rfc = TcpConfig { min_rto_ns: 10_000_000, ..cfg() };
+    let rfc = TcpConfig { rto_estimator: RtoEstimator::Rfc6298, min_rto_ns: 10_000_000, ..cfg() };
     let (mut a, _) = start(&rfc);
     let (mut b, _) = start(&ns2_cfg(10));
     assert_eq!(b.rto_deadline(), Some(at(3000)), "rtxcur_init_ 3 s before any sample");
@@ -133,14 +133,19 @@ fn ns2_timer_uses_whole_ticks_and_one_timed_segment() {
 fn the_timer_restarts_at_the_fast_retransmit_with_either_estimator() {
     let (mut a, _) = start(&TcpConfig { limited_transmit: false, ..cfg() });
     let (mut b, _) = start(&TcpConfig { limited_transmit: false, ..ns2_cfg(200) });
+    let rfc = TcpConfig { rto_estimator: RtoEstimator::Rfc6298, initial_rto_ns: 1_000_000_000, ..cfg() };
+    let (mut c, _) = start(&TcpConfig { limited_transmit: false, ..rfc });
     let mut out = Vec::new();
     for t in [40, 41, 500] {
         a.on_ack(at(t), &ack(0, 0), &[], &mut out);
         b.on_ack(at(t), &ack(0, 0), &[], &mut out);
+        c.on_ack(at(t), &ack(0, 0), &[], &mut out);
     }
-    assert!(a.in_fast_recovery() && b.in_fast_recovery());
-    // FreeBSD tcp_do_segment / Linux tcp_xmit_retransmit_queue: re-armed with the (unsampled) 1 s RTO.
-    assert_eq!(a.rto_deadline(), Some(at(500 + 1000)), "the timer armed at 0 no longer runs on");
+    assert!(a.in_fast_recovery() && b.in_fast_recovery() && c.in_fast_recovery());
+    // FreeBSD tcp_do_segment / Linux tcp_xmit_retransmit_queue: re-armed with the unsampled RTO,
+    // FreeBSD's TCPTV_RTOBASE (3 s) and RFC 6298's 1 s.
+    assert_eq!(a.rto_deadline(), Some(at(500 + 3000)), "the timer armed at 0 no longer runs on");
+    assert_eq!(c.rto_deadline(), Some(at(500 + 1000)), "the timer armed at 0 no longer runs on");
     assert_eq!(b.rto_deadline(), Some(at(500 + 3000)), "ns-2 reset_rtx_timer(1, 0) at 500 ms");
 }
 

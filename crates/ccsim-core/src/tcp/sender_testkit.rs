@@ -11,6 +11,18 @@ pub(super) fn cfg(sack: bool) -> TcpConfig {
     TcpConfig { mss_bytes: MSS, header_bytes: 40, initial_window_pkts: 10, sack, ..crate::fixtures::tcp_config() }
 }
 
+/// `c` with the RFC 6298 timer and a 200 ms floor (Linux's and ns-2's; initial RTO 1 s, maximum
+/// 60 s), the timer that tests of other mechanisms compute their deadlines with by hand.
+pub(super) fn rfc6298_timer(c: TcpConfig) -> TcpConfig {
+    TcpConfig {
+        rto_estimator: crate::scenario::RtoEstimator::Rfc6298,
+        min_rto_ns: 200_000_000,
+        initial_rto_ns: 1_000_000_000,
+        max_rto_ns: 60_000_000_000,
+        ..c
+    }
+}
+
 pub(super) fn sender(sack: bool) -> (Sender, Vec<Packet>) {
     let c = cfg(sack);
     let cc = ccsim_cc::build("newreno", &ParamMap::new(), &Sender::cc_init(&c, Rng::new(1, 1))).unwrap();

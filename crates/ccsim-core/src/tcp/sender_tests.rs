@@ -100,7 +100,7 @@ fn slow_start_grows_by_acked_bytes_and_refills_the_window() {
 
 #[test]
 fn karns_rule_no_rtt_sample_from_a_retransmitted_segment() {
-    let (mut s, _) = sender(false);
+    let (mut s, _) = sender_with(rfc6298_timer(cfg(false)), None);
     let mut out = Vec::new();
     s.on_rto(at(1000), &mut out);
     let backed_off = s.rtt.rto();
@@ -115,7 +115,7 @@ fn karns_rule_no_rtt_sample_from_a_retransmitted_segment() {
 
 #[test]
 fn rto_backs_off_exponentially_and_holds_ssthresh() {
-    let (mut s, _) = sender(false);
+    let (mut s, _) = sender_with(rfc6298_timer(cfg(false)), None);
     let mut out = Vec::new();
     let mut now = at(1000);
     let mut gaps = Vec::new();
@@ -128,6 +128,50 @@ fn rto_backs_off_exponentially_and_holds_ssthresh() {
     assert_eq!(gaps, vec![2000, 4000, 8000, 16000]);
     assert_eq!(s.w.ssthresh_bytes, 5 * MSS, "held constant after the first expiry (RFC 5681 3.1)");
     assert_eq!(s.stats.timeouts, 4);
+}
+
+/// The default profile (freebsd9, which the fixtures read from python/ccsim/profiles.toml) runs FreeBSD
+/// 9's timer: RTO = max(t_rttmin, SRTT + 4 RTTVAR) + `tcp_rexmit_slop`, in whole 1 ms ticks, with
+/// t_rttmin = `tcp_rexmit_min` = 30 ms and the slop 200 ms (`tcp_xmit_timer`, `TCP_REXMTVAL`,
+/// `TCPT_RANGESET`).
+#[test]
+fn freebsd9_rto_is_srtt_plus_four_rttvar_plus_200_ms_in_whole_ticks_above_30_ms() {
+    let c = cfg(false);
+    assert!(matches!(c.rto_estimator, crate::scenario::RtoEstimator::Freebsd));
+    assert_eq!((c.min_rto_ns, c.timer_granularity_ns), (30_000_000, 1_000_000));
+    let mut out = Vec::new();
+    // Sent at 0, acknowledged at 40.6 ms: 40 tick boundaries crossed plus one, a sample of 41 ticks;
+    // SRTT 41, RTTVAR 20.5: 41 + 82 = 123 ticks, plus the slop.
+    let (mut s, _) = sender(false);
+    s.on_ack(Time(40_600_000), &ack(MSS, 0, false), &[], &mut out);
+    assert_eq!(s.rtt.rto(), Duration::from_millis(323));
+    // A 1 ms path: samples of 2 ticks give SRTT + 4 RTTVAR of 6 ticks and less; the 30 ms floor
+    // holds TCP_REXMTVAL, and the slop comes on top: 230 ms, where RFC 6298 would give 200 ms.
+    let (mut s, _) = sender(false);
+    for k in 1..=100 {
+        s.on_ack(at(2 * k), &ack(k * MSS, 2 * k - 1, false), &[], &mut out);
+        assert_eq!(s.rtt.rto(), Duration::from_millis(230), "sample {k}");
+    }
+    assert!(s.rtt.srtt().unwrap() <= Duration::from_millis(2));
+}
+
+/// The default (freebsd9) timer before any sample: `TCPTV_RTOBASE` (3 s) is `TCP_REXMTVAL`, and each
+/// expiry sets it x `tcp_backoff[shift]` plus the 200 ms slop (`tcp_timer_rexmt`, tcp_timer.c).
+#[test]
+fn freebsd9_rto_backs_off_rexmtval_and_adds_the_slop() {
+    let (mut s, _) = sender(false);
+    assert_eq!(s.rto_deadline, Some(at(3000)), "TCPTV_RTOBASE");
+    let mut out = Vec::new();
+    let mut now = at(3000);
+    let mut gaps = Vec::new();
+    for _ in 0..5 {
+        s.on_rto(now, &mut out);
+        let next = s.rto_deadline.unwrap();
+        gaps.push((next - now).as_millis());
+        now = next;
+    }
+    assert_eq!(gaps, vec![6200, 12200, 24200, 48200, 64000], "the last one at TCPTV_REXMTMAX (64 s)");
+    assert_eq!(s.stats.timeouts, 5);
 }
 
 #[test]
@@ -160,13 +204,20 @@ fn dupacks_after_rto_go_back_n_do_not_restart_fast_retransmit() {
 
 #[test]
 fn linux_knobs_reach_the_window_and_the_rto() {
-    let c = TcpConfig { slow_start_rule: SlowStartRule::Linux, rto_estimator: crate::scenario::RtoEstimator::Linux, ..cfg(true) };
+    let linux_rto = crate::scenario::RtoEstimator::Linux;
+    // min_rto: Linux's TCP_RTO_MIN, 200 ms.
+    let c = TcpConfig { slow_start_rule: SlowStartRule::Linux, rto_estimator: linux_rto, min_rto_ns: 200_000_000, ..cfg(true) };
     let (mut s, _) = sender_with(c, None);
     assert_eq!(s.w.slow_start, ccsim_cc::SlowStartRule::Linux);
     let mut out = Vec::new();
     s.on_ack(at(40), &ack(2 * MSS, 0, false), &[], &mut out);
     assert_eq!(s.rtt.rto(), Duration::from_millis(240), "SRTT 40 ms + max(2 * 40 ms, min RTO 200 ms)");
     let (mut s, _) = sender(true);
+    s.on_ack(at(40), &ack(2 * MSS, 0, false), &[], &mut out);
+    // freebsd9 (tcp_xmit_timer): the sample is 40 tick boundaries + 1 = 41 ticks, SRTT 41, RTTVAR 20.5;
+    // TCP_REXMTVAL 41 + 82 = 123 ticks, TCPT_RANGESET adds the 200 ms slop.
+    assert_eq!(s.rtt.rto(), Duration::from_millis(323), "FreeBSD: SRTT + 4 RTTVAR + 200 ms");
+    let (mut s, _) = sender_with(rfc6298_timer(cfg(true)), None);
     s.on_ack(at(40), &ack(2 * MSS, 0, false), &[], &mut out);
     assert_eq!(s.rtt.rto(), Duration::from_millis(200), "RFC 6298: max(200 ms, 40 + 4 * 20 ms)");
 }

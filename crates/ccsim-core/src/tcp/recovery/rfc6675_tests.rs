@@ -113,7 +113,8 @@ fn prr_spreads_the_reduction_one_segment_per_two_delivered() {
 
 fn rack_cfg(rack: bool) -> TcpConfig {
     let loss_detection = if rack { LossDetection::RackTlp } else { LossDetection::Dupack };
-    TcpConfig { loss_detection, limited_transmit: false, ..cfg(true) }
+    // The deadlines below are computed with RFC 6298's timer and a 200 ms floor.
+    rfc6298_timer(TcpConfig { loss_detection, limited_transmit: false, ..cfg(true) })
 }
 
 #[test]
