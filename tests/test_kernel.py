@@ -169,6 +169,19 @@ def test_settings_the_testbed_runs_otherwise_are_named():
     assert [n.split(":")[0] for n in builtin] == ["flows[*].traffic.tcp.abc_limit", "flows[*].traffic.tcp.slow_start_rule"]
 
 
+def test_the_route_rto_min_stands_for_freebsds_slop_under_its_estimator():
+    """freebsd9 (RTO = SRTT + 4 RTTVAR + 200 ms, at least 30 ms): the route's rto_min is the 200 ms slop,
+    so Linux's SRTT + max(4 mdev, rto_min) fires at most min(4 RTTVAR, 200 ms) early; the linux profile
+    and an explicit rfc6298 estimator keep their minimum RTO."""
+    from ccsim.kernel.plan import route_rto_min_ms
+
+    tcp = lambda profile, extra="": _scenario(SHORT.format(duration="5s") + f'[tcp]\nprofile = "{profile}"\n{extra}')["flows"][0]["traffic"]["tcp"]
+    assert route_rto_min_ms(tcp("freebsd9")) == 200
+    assert route_rto_min_ms(tcp("freebsd9", 'min_rto = "300ms"\n')) == 300
+    assert route_rto_min_ms(tcp("freebsd9", 'rto_estimator = "rfc6298"\n')) == 30
+    assert route_rto_min_ms(tcp("linux")) == 200 and route_rto_min_ms(tcp("linux", 'min_rto = "50ms"\n')) == 50
+
+
 def test_serialise_adds_one_frame_and_one_ack_transmission_time():
     """--serialise: the delay line adds what the simulator's links take per frame (docs/kernel.md):
     1500 bytes at 10 Mbit/s = 1.2 ms on the data path, a 52-byte ACK at 10 Mbit/s = 41.6 us."""

@@ -14,7 +14,7 @@ from typing import Any
 from ccsim.errors import ScenarioError
 
 __all__ = ["Plan", "FlowPlan", "plan_from_resolved", "LINUX_HEADER_BYTES", "SERIALISED_BY_DEFAULT", "default_serialise",
-           "LINUX_OWN_KNOBS", "TCP_RTO_MAX_MS_RANGE"]
+           "LINUX_OWN_KNOBS", "TCP_RTO_MAX_MS_RANGE", "route_rto_min_ms"]
 
 # IPv4 (20) + TCP (20) + the timestamp option (12): what Linux puts in front of each segment's MSS
 LINUX_HEADER_BYTES = 52
@@ -99,6 +99,22 @@ LINUX_OWN_KNOBS = {
     "partial_ack_rto": "Linux restarts the timer on every partial ACK",
     "send_jitter_ns": "the real host's own timing, not a drawn jitter",
 }
+# FreeBSD's tcp_rexmit_slop (hz/5, tcp_timer.c), added to SRTT + 4 RTTVAR by TCPT_RANGESET.
+FREEBSD_REXMIT_SLOP_NS = 200_000_000
+
+
+def route_rto_min_ms(tcp: dict[str, Any]) -> int:
+    """The sender route's ``rto_min`` for the scenario's TCP settings. Linux's timer is SRTT +
+    max(4 mdev, rto_min) (tcp_rtt_estimator, __tcp_set_rto); under the ``freebsd`` estimator (SRTT +
+    4 RTTVAR + the 200 ms slop, at least ``min_rto``) rto_min is the slop, so Linux fires at most
+    min(4 RTTVAR, 200 ms) before FreeBSD would (with ``min_rto`` itself, 30 ms, it fired about 200 ms
+    before); otherwise the scenario's minimum RTO."""
+    min_rto_ns = tcp["min_rto_ns"]
+    if tcp["rto_estimator"] == "freebsd":
+        min_rto_ns = max(min_rto_ns, FREEBSD_REXMIT_SLOP_NS)
+    return max(1, min_rto_ns // 1_000_000)
+
+
 # net.ipv4.tcp_rto_max_ms (Linux 6.15+, per namespace) accepts 1000..120000
 TCP_RTO_MAX_MS_RANGE = (1000, 120000)
 # The access links are not built (the veths carry frames at memory speed): named when the access

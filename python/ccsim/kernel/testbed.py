@@ -35,7 +35,7 @@ from ccsim.errors import CcsimError
 from ccsim.kernel.build import Build
 from ccsim.kernel.loader import Registration, encode_params, list_globals
 from ccsim.kernel.netns import Namespace
-from ccsim.kernel.plan import Plan
+from ccsim.kernel.plan import Plan, route_rto_min_ms
 from ccsim.kernel.qdisc_stats import QdiscReader
 
 __all__ = ["Measurements", "run_testbed", "initial_ssthresh_bytes", "ETHERNET_HEADER_BYTES", "SENDER_ADDR", "RECEIVER_ADDR"]
@@ -141,8 +141,8 @@ def _set_up(plan: Plan, snd: Namespace, mid: Namespace, rcv: Namespace, serialis
         ns.run(["ip", "link", "set", "dev", "lo", "up"])
     snd.run(["ip", "addr", "add", f"{SENDER_ADDR}/24", "dev", "s0"])
     rcv.run(["ip", "addr", "add", f"{RECEIVER_ADDR}/24", "dev", "r0"])
-    # the scenario's initial window and minimum RTO, on the sender's route
-    rto_min_ms = max(1, plan.tcp["min_rto_ns"] // 1_000_000)
+    # the scenario's initial window and minimum RTO (FreeBSD's slop under its estimator), on the sender's route
+    rto_min_ms = route_rto_min_ms(plan.tcp)
     snd.run(["ip", "route", "replace", "10.0.0.0/24", "dev", "s0", "initcwnd", str(plan.tcp["initial_window_pkts"]),
              "rto_min", f"{rto_min_ms}ms"])
     # no ARP exchange in the measurements: each end knows the other's address
