@@ -131,7 +131,7 @@ def test_budzisz_fluid_quick_sets_the_model_beside_the_runs(quick):
 
     out, sweep = quick("budzisz_fluid")
     rows = claims(out)
-    assert len(rows) == 2 and all(VERDICT.search(verdict) for _, verdict in rows), rows
+    assert len(rows) == 3 and all(VERDICT.search(verdict) for _, verdict in rows), rows
     t = comparison(sweep).set_index("rate_mbit")
     # 30 flows on 10 Mbit/s: p*(delta_th) > p_max, no equilibrium, the queue is loss-driven (Theorem 1 (iii))
     assert np.isnan(t.loc[10.0, "fluid_delta1_ms"]) and t.loc[10.0, "measured_qdelay_ms"] > 50
@@ -144,10 +144,10 @@ def test_budzisz_fluid_quick_sets_the_model_beside_the_runs(quick):
 def test_budzisz_onoff_quick_periods(quick):
     from ccsim.experiments.budzisz_onoff import periods
 
-    for name in ("budzisz_fig5", "budzisz_fig10"):
+    for name, n in (("budzisz_fig5", 4), ("budzisz_fig10", 5)):
         out, _ = quick(name)
         rows = claims(out)
-        assert len(rows) == 3 and all(VERDICT.search(verdict) for _, verdict in rows), (name, rows)
+        assert len(rows) == n and all(VERDICT.search(verdict) for _, verdict in rows), (name, rows)
     _, fig10 = quick("budzisz_fig10")
     t = periods(fig10).set_index(["variant", "period"])
     # HD alone stays in region A, the NewReno flow drives the queue up, and it falls back once it has left
@@ -158,6 +158,10 @@ def test_budzisz_onoff_quick_periods(quick):
     t5 = periods(fig5).set_index(["variant", "period"])
     # mPERT (realised) stays in compete mode with a full queue after the NewReno flow has gone
     assert t5.loc[("mpert", "after"), "qdelay_ms"] > 50 > t5.loc[("mpert", "before"), "qdelay_ms"]
+    # p' = g: the slow start fills the queue before the NewReno flow comes; with slow start off it does not
+    assert t5.loc[("mpert_g", "before"), "qdelay_ms"] > 50 > t5.loc[("mpert_g_noss", "before"), "qdelay_ms"]
+    # HD: p_max 0.005 is below p*(delta_th) of 29 flows, so the queue never drains (the B3/B7 conflict)
+    assert t.loc[("hd_pmax0.005", "after"), "qdelay_ms"] > 50
 
 
 def test_binomial_fig5_and_fig20_quick(quick):
