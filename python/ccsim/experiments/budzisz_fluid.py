@@ -67,7 +67,7 @@ def comparison(sweep: Any) -> pd.DataFrame:
         rtts = 2 * (f["access_delay_ms"].to_numpy(float) / 1e3 + BOTTLENECK_DELAY_S)
         eq = fluid.equilibria(g, rate_bps / (8 * PKT_BYTES), rtts)
         p_th = float(fluid.p_star(g.q_th, rate_bps / (8 * PKT_BYTES), rtts))
-        stable = [e.delta_s * 1e3 for e in eq if e.stable]
+        stable = [e.delta_s * 1e3 for e in eq if e.stable]  # Theorem 1: none when p*(delta_th) > p_max
         unstable = [e.delta_s * 1e3 for e in eq if not e.stable]
         rows.append({"run_id": run_id, "rate_mbit": rate_bps / 1e6, "fluid_delta1_ms": stable[0] if stable else np.nan,
                      "fluid_delta2_ms": unstable[0] if unstable else np.nan, "p_star_th": p_th,
@@ -130,23 +130,10 @@ def region_a(sweep: Any) -> str:
         low = bool(row.measured_qdelay_ms < HD_PARAMS["q_th_ms"])
         expected = bool(row.p_star_th < HD_PARAMS["p_max"])
         ok &= low == expected
-        parts.append(f"{r:g}: {row.measured_qdelay_ms:.1f} ms ({'region A' if expected else 'p*(delta_th) > p_max: loss-based'})")
+        parts.append(f"{r:g}: {row.measured_qdelay_ms:.1f} ms (p*(delta_th) {row.p_star_th:.4f} {'<' if expected else '>'} p_max: "
+                     f"{'region A' if expected else 'loss-based'})")
     return (f"mean queueing delay {'; '.join(parts)} | tolerance: below 20 ms (delta_th) where p*(delta_th) < p_max, above where not "
             f"| {'HOLDS' if ok else 'FAILS'}")
-
-
-def theorem_cases(sweep: Any) -> str:
-    """Theorem 1's case per rate, from p*(delta_th) against p_max (mean over the runs' RTT draws)."""
-    g = fluid.HdProbability.from_params(HD_PARAMS)
-    parts = []
-    for r, grp in sweep.flows.groupby(sweep.flows["run_id"].map(comparison(sweep).set_index("run_id")["rate_mbit"])):
-        values = []
-        for _, f in grp.groupby("run_id"):
-            rtts = 2 * (f["access_delay_ms"].to_numpy(float) / 1e3 + BOTTLENECK_DELAY_S)
-            values.append(float(fluid.p_star(g.q_th, r * 1e6 / (8 * PKT_BYTES), rtts)))
-        p = float(np.mean(values))
-        parts.append(f"{r:g}: p*(delta_th) = {p:.4f} {'<' if p < g.p_max else '>'} p_max -> {'2 equilibria' if p < g.p_max else 'none'}")
-    return "; ".join(parts) + " | SHOWN (the model's prediction; checked against the runs in the next row)"
 
 
 EXPERIMENT = register(Experiment(
@@ -161,9 +148,6 @@ EXPERIMENT = register(Experiment(
     build_plan=build_plan,
     draw_figures=draw_figures,
     claims=(
-        text_claim("Theorem 1: two equilibria if p*(delta_th) < p_max, none if above", "0, 1 or 2 equilibria",
-              theorem_cases, "Section IV, Theorem 1", tolerance="none (the model's prediction, judged in M1)", id="M0", kind="model",
-              reason="the model's case per rate from the runs' own RTTs; no simulator value to judge"),
         text_claim("Only delay-based flows: the network settles in region A, unless the rate it needs exceeds p_max",
               "delta_1* < delta_th; loss-based if p*(delta_th) > p_max", region_a, "Section III properties (i) and (A); Section IV",
               tolerance="queue below delta_th where p*(delta_th) < p_max, above where not", id="B9",
