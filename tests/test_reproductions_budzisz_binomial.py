@@ -238,11 +238,11 @@ def test_binomial_lambda_quick_fits_an_exponent(quick):
 
 
 def test_budzisz_fluid_mixed_quick_sets_the_mix_model_beside_the_runs(quick):
-    from ccsim.experiments.budzisz_fluid_mixed import means
+    from ccsim.experiments.budzisz_fluid_mixed import means, tfrc_loss_rates
 
     out, sweep = quick("budzisz_fluid_mixed")
     rows = claims(out)
-    assert len(rows) == 8 and all(VERDICT.search(v) for _, v in rows), rows
+    assert len(rows) == 9 and all(VERDICT.search(v) for _, v in rows), rows
     m = means(sweep).xs(10.0, level="rate_mbit")
     # the model and the runs order the four the same way: PERT starved most, mPERT with p' = g takes most
     assert m.loc["pert", "fluid_ratio_full"] > m.loc["hd", "fluid_ratio_full"] > m.loc["mpert_g", "fluid_ratio_full"]
@@ -250,3 +250,6 @@ def test_budzisz_fluid_mixed_quick_sets_the_mix_model_beside_the_runs(quick):
     # with p' = g = 1 in the full queue, alpha = min(1 + 1/p, 32)
     assert m.loc["mpert_g", "fluid_alpha_full"] == pytest.approx(min(1 + 1 / m.loc["mpert_g", "fluid_loss_full"], 32.0), rel=1e-3)
     assert (out / "fluid_mixed.png").stat().st_size < 200_000
+    # the mPERT flows' own TFRC loss-event rate (the p of their alpha) sits below the drop fraction the model uses
+    t = tfrc_loss_rates(sweep).iloc[0]
+    assert 0 < t["tfrc_loss_rate"] < t["drop_rate"]

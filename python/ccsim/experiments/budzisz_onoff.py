@@ -242,8 +242,9 @@ FIG5 = register(Experiment(
     figure="Fig. 5",
     title="On/off: 29 mPERT + 1 NewReno on from 200 s to 275 s (Budzisz et al. 2009, Fig. 5)",
     source=SOURCE + ", Section II-A.4, Fig. 5",
-    description="29 mPERT flows (both readings of p') and one NewReno flow active 200-275 s on 40 Mbit/s, 500 s; queueing "
-                "delay and loss before (150-200 s), during (225-275 s) and after (400-500 s).",
+    description="29 mPERT flows (p' realised; p' = g(delta) with and without the mPERT flows' slow start) and one NewReno "
+                "flow active 200-275 s on 40 Mbit/s, 500 s; queueing delay and loss before (150-200 s), during (225-275 s) "
+                "and after (400-500 s).",
     build_plan=build_fig5,
     draw_figures=lambda sweep, out: draw(sweep, out, "mpert", MPERT_VARIANTS, "fig5_onoff.png",
                                          "29 mPERT + 1 NewReno (on in the shaded period), 40 Mbit/s (Fig. 5)"),
@@ -272,7 +273,7 @@ FIG10 = register(Experiment(
     figure="Fig. 10",
     title="On/off: 29 HD + 1 NewReno on from 200 s to 275 s (Budzisz et al. 2009, Fig. 10)",
     source=SOURCE + ", Section III-B.4, Fig. 10",
-    description="29 HD flows (p_max 0.05, and 0.02) and one NewReno flow active 200-275 s on 40 Mbit/s, 500 s; queueing delay "
+    description="29 HD flows (p_max 0.05; 0.02 and 0.005 as sensitivity) and one NewReno flow active 200-275 s on 40 Mbit/s, 500 s; queueing delay "
                 "before, during and after, and the NewReno flow's goodput against the fair share while it is on.",
     build_plan=build_fig10,
     draw_figures=lambda sweep, out: draw(sweep, out, "hd", HD_VARIANTS, "fig10_onoff.png",
@@ -292,7 +293,7 @@ FIG10 = register(Experiment(
                    reason="the paper gives no p_max: B7 and B8 at another value"),
         text_claim("HD with p_max 0.005: B7 and B8", "fair, and reverts", both_rules("hd_pmax0.005"), "Section III-B.4 (p_max not given)",
                    tolerance="B7's and B8's rules", id="S-pmax0.005", kind="sensitivity",
-                   reason="the paper gives no p_max: B7 and B8 at the value that makes B3 fair"),
+                   reason="the paper gives no p_max: B7 and B8 at the value fairest in B3's mix at 40 Mbit/s (S-pmax)"),
         text_claim("Fluid model (Theorem 1) vs the runs: which p_max lets the queue drain", "an equilibrium below delta_th iff "
                    "p*(delta_th) < p_max", fluid_says_which_drains, "Section IV, Theorem 1", tolerance="the model's case matches the "
                    "run at every p_max", id="M-drain", kind="model",
