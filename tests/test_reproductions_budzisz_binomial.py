@@ -144,10 +144,10 @@ def test_budzisz_fluid_quick_sets_the_model_beside_the_runs(quick):
 def test_budzisz_onoff_quick_periods(quick):
     from ccsim.experiments.budzisz_onoff import periods
 
-    for name in ("budzisz_fig5", "budzisz_fig10"):
+    for name, n in (("budzisz_fig5", 4), ("budzisz_fig10", 5)):
         out, _ = quick(name)
         rows = claims(out)
-        assert len(rows) == 3 and all(VERDICT.search(verdict) for _, verdict in rows), (name, rows)
+        assert len(rows) == n and all(VERDICT.search(verdict) for _, verdict in rows), (name, rows)
     _, fig10 = quick("budzisz_fig10")
     t = periods(fig10).set_index(["variant", "period"])
     # HD alone stays in region A, the NewReno flow drives the queue up, and it falls back once it has left
@@ -158,6 +158,10 @@ def test_budzisz_onoff_quick_periods(quick):
     t5 = periods(fig5).set_index(["variant", "period"])
     # mPERT (realised) stays in compete mode with a full queue after the NewReno flow has gone
     assert t5.loc[("mpert", "after"), "qdelay_ms"] > 50 > t5.loc[("mpert", "before"), "qdelay_ms"]
+    # p' = g: the slow start fills the queue before the NewReno flow comes; with slow start off it does not
+    assert t5.loc[("mpert_g", "before"), "qdelay_ms"] > 50 > t5.loc[("mpert_g_noss", "before"), "qdelay_ms"]
+    # HD: p_max 0.005 is below p*(delta_th) of 29 flows, so the queue never drains (the B3/B7 conflict)
+    assert t.loc[("hd_pmax0.005", "after"), "qdelay_ms"] > 50
 
 
 def test_binomial_fig5_and_fig20_quick(quick):
@@ -238,11 +242,11 @@ def test_binomial_lambda_quick_fits_an_exponent(quick):
 
 
 def test_budzisz_fluid_mixed_quick_sets_the_mix_model_beside_the_runs(quick):
-    from ccsim.experiments.budzisz_fluid_mixed import means
+    from ccsim.experiments.budzisz_fluid_mixed import means, tfrc_loss_rates
 
     out, sweep = quick("budzisz_fluid_mixed")
     rows = claims(out)
-    assert len(rows) == 8 and all(VERDICT.search(v) for _, v in rows), rows
+    assert len(rows) == 9 and all(VERDICT.search(v) for _, v in rows), rows
     m = means(sweep).xs(10.0, level="rate_mbit")
     # the model and the runs order the four the same way: PERT starved most, mPERT with p' = g takes most
     assert m.loc["pert", "fluid_ratio_full"] > m.loc["hd", "fluid_ratio_full"] > m.loc["mpert_g", "fluid_ratio_full"]
@@ -250,6 +254,9 @@ def test_budzisz_fluid_mixed_quick_sets_the_mix_model_beside_the_runs(quick):
     # with p' = g = 1 in the full queue, alpha = min(1 + 1/p, 32)
     assert m.loc["mpert_g", "fluid_alpha_full"] == pytest.approx(min(1 + 1 / m.loc["mpert_g", "fluid_loss_full"], 32.0), rel=1e-3)
     assert (out / "fluid_mixed.png").stat().st_size < 200_000
+    # the mPERT flows' own TFRC loss-event rate (the p of their alpha) sits below the drop fraction the model uses
+    t = tfrc_loss_rates(sweep).iloc[0]
+    assert 0 < t["tfrc_loss_rate"] < t["drop_rate"]
 
 
 def _curve(pair: str, xs, means) -> "pd.DataFrame":
