@@ -22,6 +22,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
     fi
 fi
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
-cargo test --release --quiet -p ccsim-cc -p ccsim-core
+# The `quick` profile (Cargo.toml): release optimisation without fat LTO, half the build's CPU time;
+# the engine's results do not depend on it (tests/test_release_files.py's fingerprint checks them).
+MATURIN_PEP517_ARGS="--profile quick" python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+cargo test --profile quick --quiet -p ccsim-cc -p ccsim-core
 python3 -m pytest -q
