@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ccsim.experiments.helpers import pyplot, save_figure
+import ccsim
+from ccsim.experiments.helpers import pyplot, save_figure, scenario_with
 from ccsim.experiments.registry import Claim, Experiment, Verdict, register
 from ccsim.experiments.traces import metric_series, point_runs
 from ccsim.sweep import SweepPlan
@@ -855,9 +856,6 @@ def _fig6_defaults_run(sweep: Any) -> Any:
     """Repetition 0 of the defaults point, for the delay flow's own metrics (cached on the sweep)."""
     cached = getattr(sweep, "_leith_fig6_defaults", None)
     if cached is None:
-        import ccsim
-        from ccsim.experiments.helpers import scenario_with
-
         plan = sweep.plan
         g, d0 = FIG6_DEFAULTS
         cached = ccsim.run(scenario_with(plan.scenario(plan.points()[0].point_id), {GAMMA_PATH: g, DELTA0_PATH: d0}),
