@@ -3,7 +3,7 @@
 //! `AnyController` and Linux `tcp_ca_find`).
 
 use crate::params::ParamSpec;
-use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, Metric, ParamMap, RecoveryExit, RoundSample, Time, UndoSample, Window};
+use crate::{AckSample, CcError, CcInit, CongestionControl, ControlRequest, CwndEvent, LossEvent, Metric, Needs, ParamMap, RateSample, RecoveryExit, RoundSample, Time, UndoSample, Window};
 
 /// What `ccsim list` shows of an algorithm.
 #[derive(Clone, Debug)]
@@ -121,6 +121,12 @@ impl CongestionControl for Cc {
     }
     fn metrics(&self, out: &mut Vec<Metric>) {
         dispatch!(self, c => c.metrics(out))
+    }
+    fn needs(&self) -> Needs {
+        dispatch!(self, c => c.needs())
+    }
+    fn cong_control(&mut self, w: &mut Window, rs: &RateSample) -> ControlRequest {
+        dispatch!(self, c => c.cong_control(w, rs))
     }
 }
 

@@ -4,9 +4,11 @@
 //! "The TCP machine's parts", maps each to the Linux, FreeBSD and ns-2 function it mirrors.
 
 pub mod linux_rto;
+pub mod pacing;
 pub mod prr;
 pub mod quickack;
 pub mod rack;
+pub mod rate_sample;
 pub mod receiver;
 pub mod recovery;
 pub mod round;
