@@ -91,6 +91,9 @@ builtin_algorithms! {
     Vegas => vegas::Vegas,
         "Vegas: once per RTT keep between alpha 2 and beta 4 segments queued (cwnd*(RTT-baseRTT)/baseRTT), slow start until gamma 1 (Linux tcp_vegas.c)",
         "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c";
+    Bbr => bbr::Bbr,
+        "BBR v1: paced at gain x windowed max delivery rate (10 rounds), cwnd 2 BDP with the 10 s min RTT; Startup, Drain, ProbeBW gain cycle, ProbeRTT (Linux tcp_bbr.c)",
+        "Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c, tcp_rate.c";
 }
 
 impl CongestionControl for Cc {

@@ -71,7 +71,7 @@ fn catalog_has_every_algorithm_of_the_papers() {
 #[test]
 fn catalog_has_todays_baselines() {
     let names: Vec<&str> = catalog().iter().map(|a| a.name).collect();
-    for want in ["cubic", "vegas"] {
+    for want in ["cubic", "vegas", "bbr"] {
         assert!(names.contains(&want), "{want} is not registered");
     }
 }
