@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use ccsim_cc::{RateSample, Time};
 
+use crate::ranges::insert_merged;
+
 /// The rate-sampling part: off, or the sampler.
 pub enum RateSampling {
     Off,
@@ -55,6 +57,10 @@ struct Sent {
 #[derive(Debug, Default)]
 pub struct RateSampler {
     sent: VecDeque<Sent>,
+    /// What SACK blocks have covered above the cumulative ACK (sorted, disjoint): a block's
+    /// segments are looked at only where it goes beyond these, so an ACK costs what it newly
+    /// SACKs, not the size of its blocks.
+    sacked: Vec<(u64, u64)>,
     /// `tp->delivered`, `tp->delivered_mstamp`, `tp->first_tx_mstamp`.
     delivered: u64,
     delivered_time: Time,
@@ -110,18 +116,33 @@ impl RateSampler {
     /// `tcp_clean_rtx_queue` find delivered).
     pub fn on_ack(&mut self, ackno: u64, sack: &[(u64, u64)]) {
         for &(start, end) in sack {
-            let mut i = self.sent.partition_point(|s| s.seq < start);
-            while let Some(s) = self.sent.get(i).copied() {
-                if s.end > end {
-                    break;
-                }
-                if !s.counted {
-                    self.skb_delivered(&s);
-                    self.sent[i].counted = true;
-                }
-                i += 1;
+            let start = start.max(ackno);
+            if start >= end {
+                continue;
             }
+            // The parts of [start, end) no earlier block covered.
+            let mut from = start;
+            let mut k = self.sacked.partition_point(|&(_, b)| b <= start);
+            while from < end {
+                let gap_end = match self.sacked.get(k) {
+                    Some(&(a, _)) if a < end => a,
+                    _ => end,
+                };
+                if from < gap_end {
+                    self.deliver_within(from, gap_end);
+                }
+                match self.sacked.get(k) {
+                    Some(&(a, b)) if a < end => {
+                        from = from.max(b);
+                        k += 1;
+                    }
+                    _ => break,
+                }
+            }
+            insert_merged(&mut self.sacked, start, end);
         }
+        let below = self.sacked.partition_point(|&(_, b)| b <= ackno);
+        self.sacked.drain(..below);
         while let Some(s) = self.sent.front().copied() {
             if s.end > ackno {
                 break;
@@ -130,6 +151,21 @@ impl RateSampler {
                 self.skb_delivered(&s);
             }
             self.sent.pop_front();
+        }
+    }
+
+    /// The segments lying wholly in [from, to) are SACKed: counted once.
+    fn deliver_within(&mut self, from: u64, to: u64) {
+        let mut i = self.sent.partition_point(|s| s.seq < from);
+        while let Some(s) = self.sent.get(i).copied() {
+            if s.end > to {
+                break;
+            }
+            if !s.counted {
+                self.skb_delivered(&s);
+                self.sent[i].counted = true;
+            }
+            i += 1;
         }
     }
 
@@ -285,6 +321,24 @@ mod tests {
         assert_eq!(rs.interval, Some(Duration::from_millis(50)));
         let none = ack(&mut r, ms(60), 4000, &[], 0);
         assert_eq!((none.delivered_bytes, none.interval), (None, None), "nothing delivered: no sample");
+    }
+
+    #[test]
+    fn a_growing_sack_block_delivers_only_what_it_adds() {
+        let mut r = RateSampler::default();
+        send(&mut r, ms(0), 0, 6, true);
+        let a = ack(&mut r, ms(40), 0, &[(1000, 3000)], 2000);
+        assert_eq!(a.delivered_bytes, Some(2000));
+        // The same block grown by one segment, and a second block: 3000..4000 and 5000..6000 are new.
+        r.on_send(ms(41), 6000, MSS, false);
+        let b = ack(&mut r, ms(42), 0, &[(1000, 4000), (5000, 6000)], 2000);
+        assert_eq!(b.delivered_total_bytes, 4000);
+        assert_eq!(r.sacked, vec![(1000, 4000), (5000, 6000)]);
+        // The cumulative ACK to 6000 delivers 0..1000 and 4000..5000 only.
+        let c = ack(&mut r, ms(43), 6000, &[], 2000);
+        assert_eq!(c.delivered_total_bytes, 6000);
+        assert!(r.sacked.is_empty(), "what the cumulative ACK covers is forgotten");
+        assert_eq!(r.sent.len(), 1, "the segment sent at 41 ms is still out");
     }
 
     #[test]
