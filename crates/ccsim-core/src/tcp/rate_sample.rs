@@ -142,7 +142,9 @@ impl RateSampler {
             insert_merged(&mut self.sacked, start, end);
         }
         let below = self.sacked.partition_point(|&(_, b)| b <= ackno);
-        self.sacked.drain(..below);
+        if below > 0 {
+            self.sacked.drain(..below);
+        }
         while let Some(s) = self.sent.front().copied() {
             if s.end > ackno {
                 break;
