@@ -335,7 +335,7 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
-        ((((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128) as u64
+        ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128) as u64
     }
 
     /// `bbr_quantization_budget`: room for TSO bursts, an even window, +2 in the probing phase.
@@ -612,7 +612,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = self.full_bw * FULL_BW_THRESH >> BBR_SCALE;
+        let thresh = (self.full_bw * FULL_BW_THRESH) >> BBR_SCALE;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
@@ -963,7 +963,7 @@ mod tests {
             // phase too; every phase lasts just over one min RTT (ACKs every 4 ms).
             d.now_us += 4000;
             d.ack(80, 200, RTT_US);
-            if d.delivered % 10 == 0 {
+            if d.delivered.is_multiple_of(10) {
                 d.round_start_delivered = d.delivered;
             }
             if d.bbr.cycle_idx != idx {
@@ -1011,7 +1011,7 @@ mod tests {
             if in_flight == 4 && t_low.is_none() {
                 t_low = Some(d.now_us / 1000);
             }
-            if d.delivered % 10 == 0 {
+            if d.delivered.is_multiple_of(10) {
                 d.round_start_delivered = d.delivered;
             }
             if d.bbr.mode() != Mode::ProbeRtt {
