@@ -43,6 +43,10 @@ pub struct Window {
     /// Where slow start ends: the TCP stack's rule, set by the machine (a property of the stack, not
     /// of the algorithm, as Linux `tcp_in_slow_start` and FreeBSD `newreno_ack_received` read it).
     pub slow_start: SlowStartRule,
+    /// The pacing rate the algorithm sets, in payload bytes per second (Linux `sk->sk_pacing_rate`;
+    /// `u64::MAX`, Linux's `~0UL`, is no limit). The machine reads it only for an algorithm whose
+    /// [`CongestionControl::needs`] asks for pacing.
+    pub pacing_rate_bytes_per_s: u64,
 }
 
 /// Where slow start ends and how its growth meets ssthresh (RFC 5681 section 3.1 lets a sender use
@@ -60,7 +64,7 @@ pub enum SlowStartRule {
 
 impl Window {
     pub fn new(cwnd_bytes: u64, mss_bytes: u64) -> Window {
-        Window { cwnd_bytes, ssthresh_bytes: u64::MAX, mss_bytes, slow_start: SlowStartRule::Freebsd }
+        Window { cwnd_bytes, ssthresh_bytes: u64::MAX, mss_bytes, slow_start: SlowStartRule::Freebsd, pacing_rate_bytes_per_s: u64::MAX }
     }
     /// Slow start applies while cwnd <= ssthresh (FreeBSD and RFC 5681's "<=" reading), or while
     /// cwnd < ssthresh under the Linux rule ([`SlowStartRule`]).
@@ -217,6 +221,99 @@ pub struct UndoSample {
     pub prior_ssthresh_bytes: u64,
 }
 
+/// The connection's congestion state as Linux `icsk_ca_state` names it (`TCP_CA_Open`,
+/// `TCP_CA_Recovery`, `TCP_CA_Loss`), for algorithms that set the window themselves
+/// ([`CongestionControl::cong_control`]; BBR's packet conservation reads it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    #[default]
+    Open,
+    /// Fast recovery after a fast retransmit.
+    Recovery,
+    /// After a retransmission timeout, until what was outstanding then is acknowledged.
+    Loss,
+}
+
+/// One delivery-rate sample and the connection state Linux's `cong_control` reads beside it: Linux
+/// `struct rate_sample` (include/net/tcp.h) as `tcp_rate_gen` (net/ipv4/tcp_rate.c) fills it per
+/// ACK, after draft-cheng-iccrg-delivery-rate-estimation. Amounts are in bytes (Linux counts
+/// packets), times in nanoseconds (Linux: microseconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    pub now: Time,
+    /// Bytes delivered over `interval` (`rs->delivered`); `None` when the ACK gives no sample (no
+    /// packet with a send-time snapshot was delivered: Linux's `-1`).
+    pub delivered_bytes: Option<u64>,
+    /// The sample's interval, max(send interval, ACK interval) (`rs->interval_us`); `None` when
+    /// there is no sample or the interval is shorter than the minimum RTT (Linux's `-1`).
+    pub interval: Option<Duration>,
+    /// The connection's delivered count when the sample's newest packet was sent
+    /// (`rs->prior_delivered`).
+    pub prior_delivered_bytes: u64,
+    /// Bytes newly acknowledged or SACKed by this ACK (`rs->acked_sacked`).
+    pub acked_sacked_bytes: u64,
+    /// Bytes newly marked lost while processing this ACK (`rs->losses`).
+    pub losses_bytes: u64,
+    /// Bytes in flight before this ACK (`rs->prior_in_flight`).
+    pub prior_in_flight_bytes: u64,
+    /// The sample's packet was sent while the connection was application-limited
+    /// (`rs->is_app_limited`): its rate may be below what the path can carry.
+    pub is_app_limited: bool,
+    /// The sample's packet was a retransmission (`rs->is_retrans`).
+    pub is_retrans: bool,
+    /// RTT of the ACK (`rs->rtt_us`): the Karn-valid sample of the segment it echoes.
+    pub rtt: Option<Duration>,
+    /// Connection state after the ACK: total bytes delivered (`tp->delivered`) and when the count
+    /// last grew (`tp->delivered_mstamp`), total bytes marked lost (`tp->lost`), bytes in flight
+    /// (`tcp_packets_in_flight`), the congestion state, the minimum RTT (`tcp_min_rtt`; the
+    /// machine's lifetime minimum) and SRTT.
+    pub delivered_total_bytes: u64,
+    pub delivered_time: Time,
+    pub lost_total_bytes: u64,
+    pub bytes_in_flight: u64,
+    pub ca_state: CaState,
+    pub min_rtt: Option<Duration>,
+    pub srtt: Option<Duration>,
+    /// When pacing lets the next segment leave (Linux `tp->tcp_wstamp_ns`, the earliest departure
+    /// time); `now` or earlier when it may leave now, or without pacing.
+    pub next_departure: Time,
+}
+
+impl RateSample {
+    /// The sample's delivery rate in bytes per second, when it has one.
+    pub fn delivery_rate_bytes_per_s(&self) -> Option<f64> {
+        match (self.delivered_bytes, self.interval) {
+            (Some(d), Some(i)) if !i.is_zero() => Some(d as f64 / i.as_secs_f64()),
+            _ => None,
+        }
+    }
+}
+
+/// What an algorithm asks of the machine, read once when the connection is built (Linux: a
+/// `cong_control` in `tcp_congestion_ops`, and `sk_pacing_status = SK_PACING_NEEDED` set by the
+/// algorithm's `init`). Both off by default: the machine then samples no rates and paces nothing,
+/// as Linux without the fq qdisc for every algorithm that does not ask.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// The algorithm implements [`CongestionControl::cong_control`]: the machine takes a delivery-rate
+    /// sample per ACK and calls it instead of [`CongestionControl::on_ack`], and leaves cwnd to it in
+    /// recovery (no RFC 6675 / PRR window, no cwnd = ssthresh at the fast retransmit, no restart after
+    /// idle), as Linux `tcp_cong_control`, `tcp_end_cwnd_reduction` and
+    /// `tcp_slow_start_after_idle_check` do for such an algorithm.
+    pub cong_control: bool,
+    /// Segments leave no faster than [`Window::pacing_rate_bytes_per_s`] (Linux's internal pacing,
+    /// `tcp_pacing_check`, `tcp_update_skb_after_send`).
+    pub pacing: bool,
+}
+
+/// What [`CongestionControl::cong_control`] asks of the machine besides cwnd and the pacing rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ControlRequest {
+    /// Mark the connection application-limited now, as BBR's ProbeRTT writes `tp->app_limited`:
+    /// rate samples of packets sent from now until what is in flight is delivered are flagged.
+    pub mark_app_limited: bool,
+}
+
 /// What the machine tells an algorithm at construction.
 #[derive(Clone, Debug)]
 pub struct CcInit {
@@ -244,7 +341,8 @@ pub type Metric = (&'static str, f64);
 
 /// The congestion-control seam. Most hooks default to no-ops.
 ///
-/// Call order for one arriving ACK (fixed; algorithms may rely on it):
+/// Call order for one arriving ACK (fixed; algorithms may rely on it; an algorithm with
+/// [`cong_control`](Self::cong_control) gets it in place of `on_ack` at step 3):
 /// 1. the machine updates its state (snd_una, scoreboard, dupacks), possibly entering fast recovery,
 ///    which calls [`ssthresh_after_loss`](Self::ssthresh_after_loss) first;
 /// 2. [`on_round`](Self::on_round), if this ACK ended a round;
@@ -299,6 +397,19 @@ pub trait CongestionControl: Send {
     /// A window-related event of the machine (Linux `tcp_congestion_ops.cwnd_event`); see
     /// [`CwndEvent`] for when each is sent. Default: nothing.
     fn cwnd_event(&mut self, _w: &mut Window, _now: Time, _ev: CwndEvent) {}
+
+    /// What the algorithm asks of the machine (rate samples and `cong_control`, pacing); read once
+    /// after construction. Default: nothing.
+    fn needs(&self) -> Needs {
+        Needs::default()
+    }
+
+    /// Linux `tcp_congestion_ops.cong_control`: sets cwnd (and the pacing rate in `w`) from a
+    /// delivery-rate sample, on every ACK, in place of [`on_ack`](Self::on_ack). Called only when
+    /// [`needs`](Self::needs) says `cong_control`; the default is never reached.
+    fn cong_control(&mut self, _w: &mut Window, _rs: &RateSample) -> ControlRequest {
+        ControlRequest::default()
+    }
 
     /// Internal state for tracing, e.g. `[("alpha", 1.0)]`, appended to `out` (a buffer the caller
     /// keeps and clears, so a sample of every flow allocates nothing). Names are stable per algorithm.

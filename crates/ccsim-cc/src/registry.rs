@@ -3,7 +3,7 @@
 //! `AnyController` and Linux `tcp_ca_find`).
 
 use crate::params::ParamSpec;
-use crate::{AckSample, CcError, CcInit, CongestionControl, CwndEvent, LossEvent, Metric, ParamMap, RecoveryExit, RoundSample, Time, UndoSample, Window};
+use crate::{AckSample, CcError, CcInit, CongestionControl, ControlRequest, CwndEvent, LossEvent, Metric, Needs, ParamMap, RateSample, RecoveryExit, RoundSample, Time, UndoSample, Window};
 
 /// What `ccsim list` shows of an algorithm.
 #[derive(Clone, Debug)]
@@ -91,6 +91,9 @@ builtin_algorithms! {
     Vegas => vegas::Vegas,
         "Vegas: once per RTT keep between alpha 2 and beta 4 segments queued (cwnd*(RTT-baseRTT)/baseRTT), slow start until gamma 1 (Linux tcp_vegas.c)",
         "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c";
+    Bbr => bbr::Bbr,
+        "BBR v1: paced at gain x windowed max delivery rate (10 rounds), cwnd 2 BDP with the 10 s min RTT; Startup, Drain, ProbeBW gain cycle, ProbeRTT (Linux tcp_bbr.c)",
+        "Cardwell et al., ACM Queue 2016; draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c, tcp_rate.c";
 }
 
 impl CongestionControl for Cc {
@@ -121,6 +124,12 @@ impl CongestionControl for Cc {
     }
     fn metrics(&self, out: &mut Vec<Metric>) {
         dispatch!(self, c => c.metrics(out))
+    }
+    fn needs(&self) -> Needs {
+        dispatch!(self, c => c.needs())
+    }
+    fn cong_control(&mut self, w: &mut Window, rs: &RateSample) -> ControlRequest {
+        dispatch!(self, c => c.cong_control(w, rs))
     }
 }
 

@@ -135,7 +135,7 @@ mod tests {
     }
 
     fn window(cwnd: u64, ssthresh: u64, rule: SlowStartRule) -> Window {
-        Window { cwnd_bytes: cwnd, ssthresh_bytes: ssthresh, mss_bytes: MSS, slow_start: rule }
+        Window { cwnd_bytes: cwnd, ssthresh_bytes: ssthresh, mss_bytes: MSS, slow_start: rule, pacing_rate_bytes_per_s: u64::MAX }
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! 833-packet (one BDP) drop-tail queue, N NewReno flows. Prints simulated bottleneck packets per
 //! wall-clock second and the process's peak resident memory.
 //!
-//! cargo run --release -p ccsim-core --example bench_dumbbell -- [flows=100] [seconds=10] [sample_ms=100] [rate_mbps=1000] [send_jitter_us=125]
+//! cargo run --release -p ccsim-core --example bench_dumbbell -- [flows=100] [seconds=10] [sample_ms=100] [rate_mbps=1000] [send_jitter_us=125] [algorithm=newreno]
 //!
 //! `seconds` may be a fraction. `rate_mbps` sets the bottleneck and the access links alike (the
 //! queue stays one BDP at 10 ms, at least 8 packets); `benchmarks/scale.py` sweeps it.
 //! `send_jitter_us` is the hosts' send jitter (`tcp.send_jitter_ns`, the profiles' 125 us by
 //! default); 0 runs the dumbbell as it was before the jitter existed (no host departure events).
+//! `algorithm` runs every flow with another registered algorithm (e.g. `bbr`, paced).
 
 use std::time::Instant;
 
@@ -25,7 +26,9 @@ fn peak_rss_kib() -> u64 {
 }
 
 fn main() {
-    let args: Vec<f64> = std::env::args().skip(1).map(|a| a.parse().expect("numeric argument")).collect();
+    let mut args_text: Vec<String> = std::env::args().skip(1).collect();
+    let algorithm = if args_text.len() > 5 { args_text.remove(5) } else { "newreno".to_string() };
+    let args: Vec<f64> = args_text.iter().map(|a| a.parse().expect("numeric argument")).collect();
     let flows = *args.first().unwrap_or(&100.0) as u64;
     let seconds = *args.get(1).unwrap_or(&10.0);
     let sample_ms = *args.get(2).unwrap_or(&100.0);
@@ -36,6 +39,7 @@ fn main() {
     let jitter_ns = (*args.get(4).unwrap_or(&125.0) * 1e3) as u64;
     let mut newreno = fixtures::newreno();
     newreno["tcp"]["send_jitter_ns"] = jitter_ns.into();
+    newreno["algorithm"] = algorithm.as_str().into();
     let traffic: Vec<_> = (0..flows).map(|_| newreno.clone()).collect();
     let (duration_ns, sample_ns) = ((seconds * 1e9) as u64, (sample_ms * 1e6) as u64);
     let mut scenario = fixtures::dumbbell(rate_bps, 5_000_000, queue_pkts, duration_ns, sample_ns, &traffic);

@@ -13,6 +13,8 @@ pub enum Event {
     /// Lazily checked timers: the flow compares its own deadline when this fires.
     RtoTimer(u32),
     DelayedAck(u32),
+    /// A paced TCP sender's pacing clock allows its next segment (`tcp/pacing.rs`).
+    PaceTimer(u32),
     /// A flow's held segment is due to leave its host (`sim/host.rs`).
     HostDepart(u32),
     /// A stream source's next packet is due.

@@ -104,7 +104,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn window(cwnd: u64, ssthresh: u64) -> Window {
-        Window { cwnd_bytes: cwnd * MSS, ssthresh_bytes: ssthresh * MSS, mss_bytes: MSS, slow_start: SlowStartRule::Freebsd }
+        Window { cwnd_bytes: cwnd * MSS, ssthresh_bytes: ssthresh * MSS, mss_bytes: MSS, slow_start: SlowStartRule::Freebsd, pacing_rate_bytes_per_s: u64::MAX }
     }
 
     #[test]

@@ -19,3 +19,4 @@ pub mod delay_aimd;
 pub mod linux_cong;
 pub mod cubic;
 pub mod vegas;
+pub mod bbr;

@@ -75,6 +75,8 @@ pub(crate) struct Timers {
     pub delack_timeout: Duration,
     pub rto_scheduled: Option<Time>,
     pub delack_scheduled: Option<Time>,
+    /// The pacing timer's event (paced senders only).
+    pub pace_scheduled: Option<Time>,
 }
 
 /// Packet accounting for the conservation check, and the drops by cause.
@@ -171,7 +173,7 @@ impl Flow {
             access_delay_ns,
             app_rate: None,
             host: None,
-            timers: Timers { delack_timeout, rto_scheduled: None, delack_scheduled: None },
+            timers: Timers { delack_timeout, rto_scheduled: None, delack_scheduled: None, pace_scheduled: None },
             counters: PacketCounters::default(),
             window: WindowMeasure::default(),
             snapshot: SampleSnapshot::default(),

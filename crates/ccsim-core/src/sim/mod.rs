@@ -205,6 +205,7 @@ impl Simulation {
             Event::RtoTimer(f) => self.on_rto_timer(f),
             Event::DelayedAck(f) => self.on_delack_timer(f),
             Event::HostDepart(f) => self.on_host_depart(f),
+            Event::PaceTimer(f) => self.on_pace_timer(f),
             Event::Sample => self.on_sample(),
             Event::Measure(start) => {
                 self.in_window = start;

@@ -191,7 +191,7 @@ fn tables_bits(sim: Simulation) -> Vec<(String, Vec<String>)> {
 #[test]
 fn copied_rows_of_unchanged_flows_are_the_rows_read_in_full() {
     let s = 1_000_000_000u64;
-    let algorithms = ["newreno", "htcp", "westwood", "hd", "chd", "delay_aimd", "tcp_limit", "pert", "mpert", "binomial", "cubic", "vegas"];
+    let algorithms = ["newreno", "htcp", "westwood", "hd", "chd", "delay_aimd", "tcp_limit", "pert", "mpert", "binomial", "cubic", "vegas", "bbr"];
     let mut traffic: Vec<serde_json::Value> = (0..40)
         .map(|k| {
             let mut t = crate::fixtures::newreno();

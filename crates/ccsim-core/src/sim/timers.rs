@@ -33,6 +33,24 @@ impl Simulation {
                 self.events.schedule(d, Event::RtoTimer(f));
             }
         }
+        if let Some(d) = sender.pacing_deadline() {
+            if needs_event(&mut flow.timers.pace_scheduled, d) {
+                self.events.schedule(d, Event::PaceTimer(f));
+            }
+        }
+    }
+
+    /// A paced sender's pacing clock may allow its next segment (the event may be stale).
+    #[inline(never)] // only paced senders have them
+    pub(super) fn on_pace_timer(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.timers.pace_scheduled == Some(now) {
+            flow.timers.pace_scheduled = None;
+        }
+        let App::Tcp { sender, .. } = &mut flow.app else { return };
+        sender.on_pacing_timer(now, &mut self.out);
+        self.transmit_from_sender(f);
     }
 
     /// The segments due to leave flow `f`'s host go to its access link; one event for the next.

@@ -1,12 +1,15 @@
 //! The TCP model: the sender machine and its parts (loss recovery with its loss detection and
-//! window, RTT estimation with its RTO estimator, rounds), the receiver, the SACK scoreboard, and the
-//! Linux mechanisms the parts hold (PRR, Linux RTO, Linux delayed ACKs, RACK-TLP). docs/internals.md,
-//! "The TCP machine's parts", maps each to the Linux, FreeBSD and ns-2 function it mirrors.
+//! window, RTT estimation with its RTO estimator, rounds, pacing, delivery-rate samples), the
+//! receiver, the SACK scoreboard, and the Linux mechanisms the parts hold (PRR, Linux RTO, Linux
+//! delayed ACKs, RACK-TLP). docs/internals.md, "The TCP machine's parts", maps each to the Linux,
+//! FreeBSD and ns-2 function it mirrors.
 
 pub mod linux_rto;
+pub mod pacing;
 pub mod prr;
 pub mod quickack;
 pub mod rack;
+pub mod rate_sample;
 pub mod receiver;
 pub mod recovery;
 pub mod round;

@@ -2,24 +2,31 @@
 //! `tcp_output`, ns-2 `send_much`), apart from the ACK processing in `sender.rs` (Linux
 //! tcp_input.c) as Linux keeps them. A child module of `sender`: the same machine, its other half.
 //!
-//! Pacing (named, not built) plugs in here: a departure time per segment from the algorithm's pacing
-//! rate (Linux `tcp_pacing_check`, `tcp_update_skb_after_send`), `send_segment_inline` returning a
-//! time to wait instead of sending.
+//! Pacing (`tcp::pacing`) and the rate samples' send snapshot (`tcp::rate_sample`) are taken in
+//! `send_segment`; a connection with either never runs the open state's fast loop, so neither
+//! costs a connection without them anything there. The general loop asks the pacing clock before
+//! each segment (Linux `tcp_write_xmit`'s `tcp_pacing_check`); the fast retransmission, the
+//! partial-ACK retransmission and the loss probe go without asking, as they are sent outside
+//! that loop, and move the clock on.
 
 use ccsim_cc::Time;
 
 use super::{CaState, Sender};
 use crate::packet::Packet;
+use crate::tcp::rate_sample::RateSampling;
 use crate::tcp::recovery::RecoverySend;
 
 impl Sender {
     /// Sends what the windows allow (from the entry points, which count the change).
     pub(super) fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.max_burst == 0 && self.state != CaState::Recovery && self.dupacks == 0 && self.snd_nxt == self.snd_max {
+        if self.open_fast && self.state != CaState::Recovery && self.dupacks == 0 && self.snd_nxt == self.snd_max {
             self.send_open(now, out);
             return;
         }
         loop {
+            if self.pacing.holds(now) {
+                return; // the pacing timer (`Sender::pacing_deadline`) resumes the loop
+            }
             if self.max_burst > 0 && self.burst_sent >= self.max_burst {
                 self.cwnd_limited = true;
                 return;
@@ -112,10 +119,17 @@ impl Sender {
         }
     }
 
-    /// `send_segment_inline` called: a call everywhere but in the open state's loop.
+    /// `send_segment_inline` called: a call everywhere but in the open state's loop; with the
+    /// pacing clock (`tcp_update_skb_after_send`) and the rate snapshot (`tcp_rate_skb_sent`).
     #[inline(never)]
     pub(super) fn send_segment(&mut self, now: Time, seq: u64, out: &mut Vec<Packet>) -> u64 {
-        self.send_segment_inline(now, seq, out)
+        let nothing_outstanding = self.snd_una >= self.snd_max;
+        let len = self.send_segment_inline(now, seq, out);
+        self.pacing.on_send(now, len, self.w.pacing_rate_bytes_per_s);
+        if let RateSampling::On(r) = &mut self.rate {
+            r.on_send(now, seq, len, nothing_outstanding);
+        }
+        len
     }
 
     /// Sends the segment at `seq`; returns its length.

@@ -73,7 +73,9 @@ impl Rounds {
             max_rtt_in_round: self.max_rtt_ns.map(Duration::from_nanos),
             min_rtt_in_round: self.min_rtt_ns.map(Duration::from_nanos),
             min_rtt,
-            delivered_bytes: delivered - self.delivered_at_start,
+            // A timeout in the round clears the SACK scoreboard, which can take `delivered` (snd_una
+            // plus SACKed) below the round's start: nothing counts as delivered then.
+            delivered_bytes: delivered.saturating_sub(self.delivered_at_start),
             duration: now - self.started,
         };
         *self = Rounds { marker: None, index: self.index + 1, started: now, delivered_at_start: delivered, max_rtt_ns: None, min_rtt_ns: None, dlyack_guess: self.dlyack_guess };
@@ -100,6 +102,17 @@ mod tests {
         assert_eq!(s.min_rtt_in_round, Some(Duration::from_millis(30)));
         assert_eq!(s.max_rtt_in_round, Some(Duration::from_millis(40)));
         assert!(!r.ended_by(5000), "no segment marks the next round until one is sent");
+    }
+
+    #[test]
+    fn a_round_whose_sacked_data_a_timeout_forgot_delivered_nothing() {
+        let mut r = Rounds::default();
+        r.start(Time::from_millis(0));
+        r.on_send(1000);
+        r.close(Time::from_millis(40), None, None, 9000); // 8000 SACKed beyond snd_una 1000
+        r.on_send(10_000);
+        let s = r.close(Time::from_millis(80), None, None, 2000); // a timeout cleared the scoreboard
+        assert_eq!(s.delivered_bytes, 0);
     }
 
     #[test]

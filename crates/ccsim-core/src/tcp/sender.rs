@@ -6,7 +6,10 @@
 //! * loss recovery and loss detection: `tcp::recovery` (NewReno without SACK, RFC 6675 with the
 //!   duplicate-ACK threshold or RACK-TLP and RFC 6675's window or PRR, ns-2 Sack1);
 //! * the RTO estimator: `tcp::rtt` (RFC 6298, Linux, ns-2);
-//! * rounds and RTT-sample filtering: `tcp::round` (FreeBSD h_ertt).
+//! * rounds and RTT-sample filtering: `tcp::round` (FreeBSD h_ertt);
+//! * pacing: `tcp::pacing` (Linux's internal pacing), on only for an algorithm that asks;
+//! * delivery-rate samples: `tcp::rate_sample` (Linux tcp_rate.c), on only for an algorithm with
+//!   `cong_control`, which then gets the sample on every ACK instead of `on_ack`.
 //!
 //! What the machine itself does, and where it comes from:
 //! * Byte sequence numbers from 0; full-sized segments of `mss_bytes` (the last of a finite transfer
@@ -33,19 +36,19 @@
 //!
 //! The send loop is `tcp/output.rs` (Linux tcp_output.c), a child module of this one.
 //!
-//! Where what comes next plugs in (named, not built): a per-segment departure time for pacing in
-//! `output.rs`; a delivery-rate sample (Linux `tcp_rate.c`) taken in `take_ack`
-//! and handed to the algorithm in `tell_algorithm`; ECN's ECE in `take_ack` (a congestion signal
+//! Where what comes next plugs in (named, not built): ECN's ECE in `take_ack` (a congestion signal
 //! answered once per window like `enter_fast_recovery` without a retransmission) and CWR set by
 //! `send_segment`.
 
 use std::time::Duration;
 
-use ccsim_cc::{AckSample, Cc, CcInit, CongestionControl, CwndEvent, LossEvent, LossKind, Metric, RecoveryExit, Time, Window};
+use ccsim_cc::{AckSample, Cc, CcInit, CongestionControl, CwndEvent, LossEvent, LossKind, Metric, RateSample, RecoveryExit, Time, Window};
 
 use crate::packet::Packet;
 use crate::scenario::TcpConfig;
 use crate::tcp::recovery::{self, LossClock, Outstanding, PartialAck, ProbeInputs, Recovery};
+use crate::tcp::pacing::Pacing;
+use crate::tcp::rate_sample::RateSampling;
 use crate::tcp::round::Rounds;
 use crate::tcp::rtt::RttEstimator;
 
@@ -136,6 +139,12 @@ pub struct Sender {
     rto_deadline: Option<Time>,
     /// ns-2 `maxburst_` (0 = no limit) and the segments sent by `try_send` in the current event.
     max_burst: u32,
+    /// The open state's fast send loop may run: no burst limit, no pacing, no rate sampling (set
+    /// once; those go through the general loop).
+    open_fast: bool,
+    pacing: Pacing,
+    /// On exactly when the algorithm implements `cong_control` (`ccsim_cc::Needs`).
+    rate: RateSampling,
     burst_sent: u32,
     ssthresh_rounding: SsthreshRounding,
     round: Rounds,
@@ -153,6 +162,7 @@ impl Sender {
         let mss = cfg.mss_bytes;
         let ns = Duration::from_nanos;
         let rtt = RttEstimator::new(cfg.rto_estimator, ns(cfg.initial_rto_ns), ns(cfg.min_rto_ns), ns(cfg.max_rto_ns), ns(cfg.timer_granularity_ns));
+        let needs = cc.needs();
         let mut w = crate::tcp::startup::initial_window(cfg);
         w.slow_start = match cfg.slow_start_rule {
             crate::scenario::SlowStartRule::Freebsd => ccsim_cc::SlowStartRule::Freebsd,
@@ -181,6 +191,9 @@ impl Sender {
             rtt,
             rto_deadline: None,
             max_burst: cfg.max_burst_pkts,
+            open_fast: cfg.max_burst_pkts == 0 && !needs.pacing && !needs.cong_control,
+            pacing: Pacing::new(needs.pacing),
+            rate: RateSampling::new(needs.cong_control),
             burst_sent: 0,
             ssthresh_rounding: if cfg.ssthresh_whole_packets { SsthreshRounding::WholeSegments } else { SsthreshRounding::Exact },
             round: Rounds::default(),
@@ -208,6 +221,9 @@ impl Sender {
         self.burst_sent = 0;
         self.cc.init(&mut self.w);
         self.round.start(now);
+        if let RateSampling::On(r) = &mut self.rate {
+            r.check_app_limited(true, 0, self.w.cwnd_bytes); // tcp_sendmsg's check before the first write
+        }
         self.cc.cwnd_event(&mut self.w, now, CwndEvent::TxStart); // Linux tcp_event_data_sent
         self.try_send(now, out);
         self.schedule_loss_probe(now, false);
@@ -223,10 +239,19 @@ impl Sender {
     /// longer than the RTO, cwnd restarts from min(IW, cwnd) (RFC 5681 section 4.1, FreeBSD).
     pub fn resume(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.changes += 1;
+        if let RateSampling::On(_) = self.rate {
+            // tcp_sendmsg: tcp_rate_check_app_limited before the new data is queued
+            let nothing_unsent = self.app_end.saturating_sub(self.snd_nxt) < self.mss;
+            let (in_flight, cwnd) = (self.in_flight(), self.w.cwnd_bytes);
+            if let RateSampling::On(r) = &mut self.rate {
+                r.check_app_limited(nothing_unsent, in_flight, cwnd);
+            }
+        }
         self.app_end = self.bytes_limit.unwrap_or(u64::MAX);
         self.burst_sent = 0;
         let nothing_in_flight = self.snd_una >= self.snd_max;
-        let idle = nothing_in_flight && self.last_send.is_some_and(|t| now - t > self.rtt.rto());
+        // tcp_slow_start_after_idle_check: not for an algorithm with cong_control
+        let idle = nothing_in_flight && self.last_send.is_some_and(|t| now - t > self.rtt.rto()) && matches!(self.rate, RateSampling::Off);
         if idle {
             // Linux tcp_cwnd_restart: the event comes before the restart.
             self.cc.cwnd_event(&mut self.w, now, CwndEvent::CwndRestart);
@@ -253,12 +278,17 @@ impl Sender {
 
     /// Handles an arriving ACK, step by step (FreeBSD `tcp_do_segment`, Linux `tcp_ack`); packets to
     /// send are pushed to `out`. Returns the ACK's RTT sample as given to the algorithm.
+    #[inline(never)] // one call per ACK: inlined into the event loop it measured dearer
     pub fn on_ack(&mut self, now: Time, ack: &Packet, sack: &[(u64, u64)], out: &mut Vec<Packet>) -> Option<Duration> {
         self.changes += 1;
         if ack.seq < self.snd_una || ack.seq > self.snd_max {
             return None; // old or impossible ACK
         }
         self.burst_sent = 0;
+        let prior_in_flight = match self.rate {
+            RateSampling::Off => 0,
+            RateSampling::On(_) => self.in_flight(),
+        };
         let a = self.take_ack(now, ack, sack);
         let rtt = self.take_rtt_sample(&a);
         let mut exit = self.learn_deliveries(now, ack, &a);
@@ -271,7 +301,7 @@ impl Sender {
         }
         let newly_lost = self.detect_losses(now, out);
         self.end_round_if_reached(now, rtt);
-        self.tell_algorithm(now, &a, rtt, exit);
+        self.tell_algorithm(now, &a, rtt, exit, sack, prior_in_flight);
         self.set_recovery_window(&a, newly_lost);
         self.w.cwnd_bytes = self.w.cwnd_bytes.max(self.mss);
         self.try_send(now, out);
@@ -295,6 +325,33 @@ impl Sender {
             Some(t) if reo == Some(t) => self.on_reorder_timeout(now, out),
             Some(_) => self.on_rto(now, out),
         }
+    }
+
+    /// The pacing timer fired (Linux `tcp_pace_kick` -> `tcp_tsq_handler` -> `tcp_write_xmit`): send
+    /// what the window and the pacing clock now allow.
+    pub fn on_pacing_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.changes += 1;
+        if self.pacing.waiting_until().is_none_or(|t| t > now) {
+            return;
+        }
+        self.burst_sent = 0;
+        let snd_max = self.snd_max;
+        self.try_send(now, out);
+        if self.snd_max > snd_max {
+            self.schedule_loss_probe(now, false);
+        }
+    }
+
+    /// When the pacing timer is to fire: the send loop waits for the pacing clock.
+    #[inline(always)]
+    pub fn pacing_deadline(&self) -> Option<Time> {
+        self.pacing.waiting_until()
+    }
+
+    /// The pacing rate the algorithm set, bytes per second (`u64::MAX`: none), and whether the
+    /// machine paces.
+    pub fn pacing_rate(&self) -> (u64, bool) {
+        (self.w.pacing_rate_bytes_per_s, self.pacing.is_on())
     }
 
     /// The retransmission timer expired (RFC 6298 5.4-5.6, RFC 5681 3.1, RFC 6582 3.2 step 1).
@@ -450,7 +507,23 @@ impl Sender {
     /// The algorithm sees the ACK, then the end of a recovery episode (Linux
     /// `tcp_end_cwnd_reduction` sends `CA_EVENT_COMPLETE_CWR` after a fast recovery).
     #[inline(always)]
-    fn tell_algorithm(&mut self, now: Time, a: &AckFacts, rtt: Option<Duration>, exit: Option<RecoveryExit>) {
+    fn tell_algorithm(&mut self, now: Time, a: &AckFacts, rtt: Option<Duration>, exit: Option<RecoveryExit>, sack: &[(u64, u64)], prior_in_flight: u64) {
+        if let RateSampling::On(_) = self.rate {
+            self.cong_control(now, a, sack, prior_in_flight);
+        } else {
+            self.cong_avoid(now, a, rtt);
+        }
+        if let Some(e) = exit {
+            self.cc.on_recovery_exit(&mut self.w, &e);
+            if !e.after_timeout {
+                self.cc.cwnd_event(&mut self.w, now, CwndEvent::CompleteCwr);
+            }
+        }
+    }
+
+    /// The algorithm's per-ACK hook without `cong_control` (Linux `tcp_cong_avoid`).
+    #[inline(always)]
+    fn cong_avoid(&mut self, now: Time, a: &AckFacts, rtt: Option<Duration>) {
         let sample = AckSample {
             now,
             bytes_acked: a.newly_acked,
@@ -468,11 +541,39 @@ impl Sender {
             cwnd_limited: self.cwnd_limited,
         };
         self.cc.on_ack(&mut self.w, &sample);
-        if let Some(e) = exit {
-            self.cc.on_recovery_exit(&mut self.w, &e);
-            if !e.after_timeout {
-                self.cc.cwnd_event(&mut self.w, now, CwndEvent::CompleteCwr);
-            }
+    }
+
+    /// The delivery-rate sample of this ACK (Linux `tcp_rate_skb_delivered` per delivered segment,
+    /// then `tcp_rate_gen`) handed to the algorithm's `cong_control` (Linux `tcp_cong_control`).
+    /// Lost bytes are RACK's marks with RACK, else the segments retransmitted (what the machine
+    /// deemed lost), in MSS.
+    #[inline(never)]
+    fn cong_control(&mut self, now: Time, a: &AckFacts, sack: &[(u64, u64)], prior_in_flight: u64) {
+        let lost_segs = if self.recovery.probes() { self.recovery.marked_lost_total() } else { self.stats.retransmits - self.stats.loss_probes };
+        let mut rs = RateSample {
+            now,
+            prior_in_flight_bytes: prior_in_flight,
+            rtt: a.karn.map(|(d, _)| d),
+            bytes_in_flight: self.in_flight(),
+            ca_state: match self.state {
+                CaState::Open => ccsim_cc::CaState::Open,
+                CaState::Recovery => ccsim_cc::CaState::Recovery,
+                CaState::Loss => ccsim_cc::CaState::Loss,
+            },
+            min_rtt: self.rtt.min,
+            srtt: self.srtt(),
+            next_departure: self.pacing.next_departure(),
+            ..RateSample::default()
+        };
+        let delivered = self.delivered().saturating_sub(a.delivered_before);
+        let min_rtt = self.rtt.min;
+        let RateSampling::On(r) = &mut self.rate else { return };
+        let lost_bytes = (lost_segs * self.mss).saturating_sub(r.lost_total());
+        r.on_ack(a.ackno, sack);
+        r.gen(now, delivered, lost_bytes, min_rtt, &mut rs);
+        let req = self.cc.cong_control(&mut self.w, &rs);
+        if req.mark_app_limited {
+            r.mark_app_limited(rs.bytes_in_flight);
         }
     }
 
@@ -480,7 +581,7 @@ impl Sender {
     /// `tcp_cwnd_reduction`), after the algorithm has seen the ACK.
     #[inline(always)]
     fn set_recovery_window(&mut self, a: &AckFacts, newly_lost: bool) {
-        if self.state == CaState::Recovery {
+        if self.state == CaState::Recovery && matches!(self.rate, RateSampling::Off) {
             let delivered = self.delivered() - a.delivered_before;
             if let Some(cwnd) = self.recovery.window_after_ack(delivered, a.newly_acked > 0, newly_lost, self.outstanding()) {
                 self.w.set_cwnd(cwnd);
@@ -509,7 +610,9 @@ impl Sender {
         let (bytes_in_flight, pipe_bytes) = self.recovery.loss_at_fast_retransmit(flight, self.w.cwnd_bytes, self.outstanding());
         let prior_cwnd = self.w.cwnd_bytes;
         let cwnd = self.reduce_window(now, LossKind::FastRetransmit, bytes_in_flight, pipe_bytes);
-        self.w.set_cwnd(cwnd);
+        if matches!(self.rate, RateSampling::Off) {
+            self.w.set_cwnd(cwnd); // with cong_control the algorithm sets it (Linux tcp_cong_control)
+        }
         // The fast retransmission restarts the timer: FreeBSD `tcp_do_segment` stops TT_REXMT before
         // `tcp_output` re-arms it, Linux `tcp_xmit_retransmit_queue` re-arms it when it resends the
         // head, ns-2 `dupack_action` calls `reset_rtx_timer(1, 0)`. Without this, a timer started by
@@ -530,7 +633,9 @@ impl Sender {
     fn reduce_after_loss_probe(&mut self, now: Time) -> RecoveryExit {
         let flight = self.in_flight();
         let cwnd = self.reduce_window(now, LossKind::FastRetransmit, flight, self.recovery.pipe_or(flight, self.outstanding()));
-        self.w.set_cwnd(cwnd); // tcp_end_cwnd_reduction
+        if matches!(self.rate, RateSampling::Off) {
+            self.w.set_cwnd(cwnd); // tcp_end_cwnd_reduction (which leaves cong_control's cwnd alone)
+        }
         RecoveryExit { now, bytes_in_flight: flight, after_timeout: false }
     }
 
@@ -714,6 +819,10 @@ mod testkit;
 #[cfg(test)]
 #[path = "sender_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "sender_pacing_tests.rs"]
+mod pacing_tests;
 
 #[cfg(test)]
 #[path = "sender_ns2_tests.rs"]
