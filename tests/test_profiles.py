@@ -114,7 +114,7 @@ def test_a_bad_profile_is_one_line_naming_the_field(tcp, flow_tcp, field):
     assert e.value.field == field
     assert "\n" not in text
     if tcp != {"profile": 2}:
-        assert "known: freebsd9, linux, ns2" in text
+        assert "known: freebsd9, linux, ns2, ns3" in text
 
 
 def test_an_engine_error_under_a_profile_names_the_users_key():
@@ -210,3 +210,21 @@ def test_the_rfc6298_200ms_timer_times_out_on_the_same_case():
     s = ccsim.run(textbook(RFC6298_200MS), seed=1).summary.iloc[0]
     assert s.timeouts >= 1
     assert s.goodput_bps < 0.9 * CAPACITY_BPS
+
+
+# ns-3.44's attribute defaults (TcpSocket, TcpSocketBase, TcpL4Protocol, RttEstimator GetTypeId;
+# docs/profiles.md, "ns3: what is reproduced"), each a value ccsim's other profiles do not all share.
+NS3_SOURCES = {
+    "mss_bytes": 536, "header_bytes": 52, "initial_window_pkts": 10, "sack": True, "delayed_ack": True,
+    "delayed_ack_timeout_ns": 200_000_000, "abc_limit": 0, "min_rto_ns": 1_000_000_000,
+    "initial_rto_ns": 1_000_000_000, "max_rto_ns": 60_000_000_000, "rwnd_bytes": 131_072,
+    "dupack_threshold": 3, "limited_transmit": True, "rto_estimator": "rfc6298",
+    "timer_granularity_ns": 1_000_000, "slow_start_rule": "linux", "recovery_window": "prr",
+    "sack_recovery": "rfc6675", "loss_detection": "dupack", "send_jitter_ns": 0,
+}
+
+
+def test_ns3_resolves_to_ns_3_44s_defaults():
+    (tcp,) = resolved_tcp(single_flow({"profile": "ns3"}))
+    assert tcp["profile"] == "ns3"
+    assert {k: tcp[k] for k in NS3_SOURCES} == NS3_SOURCES

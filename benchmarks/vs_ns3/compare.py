@@ -88,6 +88,7 @@ def run_ns3(binary: Path, args: list[str]) -> dict[str, Any]:
         "bottleneck_pkts_note": "",
         "retransmits": raw.get("retransmissions"),
         "timeouts": raw.get("timeouts"),
+        "fast_recoveries": raw.get("fast_recoveries"),
         "jain_index": raw.get("jain_index"),
         # set-up + Simulator::Run(), the counterpart of ccsim's wall_time_s (build + run + collect)
         "wall_s": raw.get("wall_total_s", raw["wall_s"]),
@@ -107,6 +108,7 @@ CCSIM_COLUMNS: dict[str, list[str]] = {
     "flow_goodput_bps": ["goodput_bps", "goodput_mean_bps", "goodput"],
     "flow_retransmits": ["retransmits", "retransmissions", "retx"],
     "flow_timeouts": ["timeouts", "rtos", "rto_count"],
+    "fast_retransmits": ["fast_retransmits"],  # one per recovery episode (enter_fast_recovery)
     # link_summary.parquet (one row per link)
     "link_name": ["link", "name", "link_name"],
     "utilisation": ["utilisation", "utilization", "utilisation_mean", "util"],
@@ -203,6 +205,7 @@ def read_ccsim_outputs(out_dir: Path, *, packet_bytes: int, capacity_bps: float)
         "bottleneck_pkts_note": note,
         "retransmits": flow_sum("flow_retransmits"),
         "timeouts": flow_sum("flow_timeouts"),
+        "fast_recoveries": flow_sum("fast_retransmits"),  # one per recovery episode (enter_fast_recovery)
         "jain_index": jain,
         "wall_s": float(wall) if wall is not None else None,
         "meta": meta,
@@ -418,6 +421,64 @@ def print_goodput_summary(summary: list[tuple[str, str, dict | None, dict | None
         print(f"  rules={rules:6s} {title:10s} {left:24s} {right:26s}{ratio}")
 
 
+# --------------------------------------------------------------------------------------------------
+# --profile ns3: ccsim's `ns3` profile against ns-3's own TCP defaults (docs/validation.md section 2)
+
+PROFILE_TCP = """[tcp]
+profile = "ns3"                # ns-3.44's TcpSocket / TcpSocketBase / TcpL4Protocol defaults
+mss = "536B"                   # = the profile's (SegmentSize 536), written for compare.py's packet size
+header = "54B"                 # the profile's 52 B (timestamps on) + ns-3's 2-byte PPP header
+delayed_ack = {delack}
+"""
+
+
+def profile_scenario(base_text: str, loss: float, flows: int, delack: bool) -> str:
+    """single_flow.toml with its [tcp] table replaced by the ns3 profile, `flows` NewReno flows
+    halving the pipe (TcpNewReno::GetSsThresh gets BytesInFlight) and the given loss."""
+    text = with_halve_from(with_loss(base_text, loss), "pipe")
+    head, rest = text.split("[tcp]", 1)
+    tail = rest[rest.index("[[flows]]"):]
+    text = head + PROFILE_TCP.format(delack="true" if delack else "false") + "\n" + tail
+    text, n = re.subn(r"(?m)^count = \d+", f"count = {flows}", text, count=1)
+    if n != 1 or tomllib.loads(text)["tcp"]["profile"] != "ns3":
+        raise SystemExit("compare.py: could not build the ns3-profile scenario")
+    return text
+
+
+def run_profile_grid(opts: Any, ccsim_cmd: list[str], work: Path) -> list[dict]:
+    """Every (loss, delayed ACKs, flows) case, both simulators, means over the seeds."""
+    seeds = _parse_seeds(opts.seeds or "1-5")
+    rows = []
+    for flows in (1, 3):
+        for delack in (True, False):
+            for loss in [float(x) for x in opts.losses.split(",") if x.strip()]:
+                text = profile_scenario(opts.scenario.read_text(), loss, flows, delack)
+                scenario = tomllib.loads(text)
+                case = work / f"ns3prof_f{flows}_d{int(delack)}_l{loss}"
+                case.mkdir(parents=True, exist_ok=True)
+                (case / "scenario.toml").write_text(text)
+                ns3, cc = [], []
+                for seed in seeds:
+                    args = ns3_args_for(scenario, loss, seed) + ["--tcp=defaults", f"--delack-count={2 if delack else 1}"]
+                    ns3.append(run_ns3(opts.ns3_bin, args))
+                    cc.append(run_ccsim(ccsim_cmd, case / "scenario.toml", case / f"s{seed}", seed, scenario))
+                rows.append({"flows": flows, "delayed_ack": delack, "loss": loss, "ns3": _mean(ns3), "ccsim": _mean(cc)})
+    print(f"\nns3 profile vs ns-3.44 defaults (NewReno), means over seeds {seeds[0]}-{seeds[-1]}")
+    print("| flows | delayed ACKs | loss | goodput ns-3 | goodput ccsim | ratio | fast rec. ns-3 | ccsim | ratio | timeouts ns-3 | ccsim |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        a, b = r["ns3"], r["ccsim"]
+
+        def ratio(k: str) -> str:
+            return f"{b[k] / a[k]:.3f}" if a.get(k) else "-"
+
+        print(f"| {r['flows']} | {'on' if r['delayed_ack'] else 'off'} | {100 * r['loss']:g} % "
+              f"| {a['goodput_bps'] / 1e6:.3f} | {b['goodput_bps'] / 1e6:.3f} | {ratio('goodput_bps')} "
+              f"| {a['fast_recoveries']:.1f} | {b['fast_recoveries']:.1f} | {ratio('fast_recoveries')} "
+              f"| {a['timeouts']:.1f} | {b['timeouts']:.1f} |")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--losses", default="0,0.01", help="comma-separated loss probabilities (default 0,0.01)")
@@ -449,7 +510,21 @@ def main() -> None:
     ap.add_argument("--scenario", type=Path, default=SINGLE_TOML)
     ap.add_argument("--keep", type=Path, help="keep ccsim outputs and ns-3 JSON under this directory")
     ap.add_argument("--json", type=Path, help="also write all results to this JSON file")
+    ap.add_argument(
+        "--profile",
+        choices=["ns3"],
+        help="ns3: ccsim's ns3 profile against ns-3's own TCP defaults, 1 and 3 flows, delayed ACKs on "
+        "and off, at --losses (seeds --seeds, default 1-5); prints one table",
+    )
     opts = ap.parse_args()
+    if opts.profile:
+        work = opts.keep or Path(tempfile.mkdtemp(prefix="ccsim_vs_ns3_"))
+        rows = run_profile_grid(opts, shlex.split(opts.ccsim), work)
+        if opts.json:
+            opts.json.write_text(json.dumps(rows, indent=1, default=str))
+        if not opts.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        return
 
     rule_sets = [r.strip() for r in opts.rules.split(",") if r.strip()]
     unknown = [r for r in rule_sets if r not in RULES]

@@ -78,6 +78,8 @@ struct Options
     bool ssInclusive = false;           // diagnostic: slow start while cwnd <= ssthresh (ccsim)
     bool exitToFlight = false;          // diagnostic: leave recovery with min(ssthresh, flight+MSS)
     bool ssthreshFromFlight = false;    // diagnostic: ssthresh = FlightSize / 2 at a fast retransmit
+    bool ns3Defaults = false;           // --tcp=defaults: ns-3's own TCP attributes (NewReno aside)
+    uint32_t delAckCount = 2;           // --delack-count N: TcpSocket DelAckCount (1: an ACK per segment)
 };
 
 [[noreturn]] void
@@ -166,6 +168,14 @@ ParseArgs(int argc, char** argv)
                     throw std::invalid_argument(v);
                 o.ssthreshFromFlight = (v == "flight");
             }
+            else if (k == "tcp")
+            {
+                if (v != "scenario" && v != "defaults")
+                    throw std::invalid_argument(v);
+                o.ns3Defaults = (v == "defaults");
+            }
+            else if (k == "delack-count")
+                o.delAckCount = static_cast<uint32_t>(std::stoul(v));
             else if (k == "recovery-exit")
             {
                 if (v != "ssthresh" && v != "flight")
@@ -181,7 +191,7 @@ ParseArgs(int argc, char** argv)
         }
     }
     if (o.loss < 0.0 || o.loss >= 1.0 || o.duration <= 0.0 || o.flows == 0 || o.queue == 0 ||
-        o.seed == 0)
+        o.seed == 0 || o.delAckCount == 0)
     {
         Usage("out-of-range option (need 0 <= loss < 1, duration > 0, flows/queue/seed >= 1)");
     }
@@ -429,32 +439,38 @@ main(int argc, char** argv)
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(ccsimRules ? TcpNewRenoCcsimRules::GetTypeId()
                                               : TcpNewReno::GetTypeId()));
-    // ns-3's default recovery is PRR (RFC 6937); the scenario uses classic NewReno recovery.
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(opt.exitToFlight ? TcpClassicRecoveryToFlight::GetTypeId()
-                                                    : TcpClassicRecovery::GetTypeId()));
-    // No timestamps: TCP/IP header = 40 bytes, so MSS 1460 gives 1500-byte IP packets.
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(3));
-    // Delayed ACKs: ACK every 2nd segment, or 100 ms after an unacknowledged one (ns-3's default
-    // timeout is 200 ms). Out-of-order segments are ACKed at once.
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(100)));
-    // ns-3's default MinRto is 1 s (RFC 6298); the scenario uses Linux's 200 ms.
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
-    // Buffers far above any window this scenario can reach, so neither the sender's buffer nor the
-    // receiver's advertised window (window scaling is on by default) ever limits the flow.
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(opt.buffer));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(opt.buffer));
-    // Stated for clarity (these are the ns-3 defaults): 3 duplicate ACKs, limited transmit on,
-    // no pacing, no ECN, Nagle off.
-    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(3));
-    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("Off"));
-    Config::SetDefault("ns3::TcpSocket::TcpNoDelay", BooleanValue(true));
+    // --tcp=defaults (compare.py --profile ns3): every other TCP attribute keeps ns-3.44's default
+    // (SegmentSize 536, InitialCwnd 10, timestamps, DelAckTimeout 200 ms, MinRto 1 s, PRR, 128 KiB
+    // buffers), which ccsim's `ns3` profile reproduces; only DelAckCount is chosen.
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(opt.delAckCount));
+    if (!opt.ns3Defaults)
+    {
+        // ns-3's default recovery is PRR (RFC 6937); the scenario uses classic NewReno recovery.
+        Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                           TypeIdValue(opt.exitToFlight ? TcpClassicRecoveryToFlight::GetTypeId()
+                                                        : TcpClassicRecovery::GetTypeId()));
+        // No timestamps: TCP/IP header = 40 bytes, so MSS 1460 gives 1500-byte IP packets.
+        Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+        Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
+        Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+        Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(3));
+        // Delayed ACKs: ACK every 2nd segment, or 100 ms after an unacknowledged one (ns-3's default
+        // timeout is 200 ms). Out-of-order segments are ACKed at once.
+        Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(100)));
+        // ns-3's default MinRto is 1 s (RFC 6298); the scenario uses Linux's 200 ms.
+        Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+        // Buffers far above any window this scenario can reach, so neither the sender's buffer nor the
+        // receiver's advertised window (window scaling is on by default) ever limits the flow.
+        Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(opt.buffer));
+        Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(opt.buffer));
+        // Stated for clarity (these are the ns-3 defaults): 3 duplicate ACKs, limited transmit on,
+        // no pacing, no ECN, Nagle off.
+        Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(3));
+        Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(true));
+        Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(false));
+        Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("Off"));
+        Config::SetDefault("ns3::TcpSocket::TcpNoDelay", BooleanValue(true));
+    }
 
     // Routing performance only: with the default (weak) end-system model, every IPv4 packet a node
     // receives is checked against the addresses of *all* its interfaces, and the two routers have

@@ -6,7 +6,9 @@ A profile says which platform a flow's TCP behaves like:
   follows Linux and ns-2: docs/choices.md);
 * ``linux``: Linux 6.x, what the kernel twins run on;
 * ``ns2``: ns-2.35's ``Agent/TCP/Sack1`` with ``Agent/TCPSink/Sack1`` (``sack = false`` gives
-  ``Agent/TCP/Newreno`` with ``Agent/TCPSink``), what the Leith, Budzisz and Bansal papers ran.
+  ``Agent/TCP/Newreno`` with ``Agent/TCPSink``), what the Leith, Budzisz and Bansal papers ran;
+* ``ns3``: ns-3.44's TCP with its attribute defaults (``TcpSocket``, ``TcpSocketBase``,
+  ``TcpL4Protocol``), the simulator users compare with.
 
 Each bundle sets every knob, by the field names and canonical units of the resolved document (bytes,
 ns, packets). The values live in one file, ``profiles.toml`` beside this module, which the engine's

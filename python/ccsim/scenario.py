@@ -789,10 +789,10 @@ _BASE = PROFILES[DEFAULT_PROFILE]
 class Tcp(_Section):
     """TCP machine settings. ``[tcp]`` sets them for every flow; ``[flows.tcp]`` overrides some keys.
 
-    ``profile`` names the bundle the other keys start from (``freebsd9``, ``linux``, ``ns2``; see
-    :mod:`ccsim.profiles` and docs/profiles.md); keys written in the table override it. Field names
-    are the keys of the resolved JSON; the aliases are the keys users write. The defaults are the
-    ``freebsd9`` bundle.
+    ``profile`` names the bundle the other keys start from (``freebsd9``, ``linux``, ``ns2``,
+    ``ns3``; see :mod:`ccsim.profiles` and docs/profiles.md); keys written in the table override
+    it. Field names are the keys of the resolved JSON; the aliases are the keys users write. The
+    defaults are the ``freebsd9`` bundle.
     """
 
     profile: StrictStr = DEFAULT_PROFILE

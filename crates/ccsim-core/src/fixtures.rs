@@ -123,7 +123,7 @@ mod tests {
     fn every_profile_of_the_front_end_is_a_tcp_config() {
         // deny_unknown_fields and every field required: a knob missing from a table, one the engine
         // does not know, or a value the reader took wrongly fails here
-        for name in ["freebsd9", "linux", "ns2"] {
+        for name in ["freebsd9", "linux", "ns2", "ns3"] {
             let config: TcpConfig = serde_json::from_value(tcp_profile(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(config.profile, name);
         }
