@@ -27,7 +27,7 @@ BAD_SCENARIOS = [
      "flows[0].stop"),
     ("no flows", SINGLE.split("[[flows]]")[0], "flows"),
     ("unknown profile", SINGLE.replace("[tcp]", '[tcp]\nprofile = "freebsd"'), "tcp.profile"),
-    ("unknown flow profile", SINGLE + '[flows.tcp]\nprofile = "ns3"\n', "flows[0].tcp.profile"),
+    ("unknown flow profile", SINGLE + '[flows.tcp]\nprofile = "ns4"\n', "flows[0].tcp.profile"),
     ("bad TOML", SINGLE.replace('duration = "60s"', "duration = "), "bad.toml"),
     # the engine's type check inside a kind-tagged object of the resolved document (issue 31)
     ("u32 overflow", re.sub(r"(?m)^abc = \d+", "abc = 9223372036854775807", SINGLE), "tcp.abc"),
