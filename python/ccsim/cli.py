@@ -520,9 +520,8 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
         if write_pages:
             quick_target = target.with_name(target.name + "-quick")
             reproduce_many(chosen, quick_target, jobs=jobs, quick=True, force=force, resume=resume, progress=True)
-            for key in papers:
-                page = reproduction_pages.write_pages([key], pages_dir, target, quick_target, f"ccsim reproduce --paper {key} --write-pages")
-                click.echo(f"page: {safe_for_terminal(page[0])}")
+            for page in reproduction_pages.write_pages(papers, pages_dir, target, quick_target):
+                click.echo(f"page: {safe_for_terminal(page)}")
         if check_pages:
             compare = reproduction_pages.quick_problems if quick else reproduction_pages.full_problems
             problems = compare(pages_dir, target, papers) + reproduction_pages.page_problems(pages_dir)
@@ -532,8 +531,6 @@ def reproduce(name: str | None, out: Path | None, jobs: int | None, cluster: str
                 sys.exit(1)
             click.echo(f"the pages of {', '.join(papers)} agree with this run")
         return
-    if write_pages or check_pages:
-        raise CcsimError(f"{'--write-pages' if write_pages else '--check-pages'}: give --paper KEY or --all")
     if list_ or name is None:
         if name is None and not list_:
             click.echo("usage: ccsim reproduce NAME [--quick] [--out DIR]; experiments:", err=True)

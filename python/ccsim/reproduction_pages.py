@@ -238,7 +238,7 @@ def _write_text(path: Path, text: str) -> None:
 def write_page(pages_dir: Path, record: dict[str, Any], full_out: Path) -> Path:
     """Writes the record, the paper's figures (replacing those the previous record listed) and the
     rendered page into ``pages_dir``; returns the page's path. Rendering is checked before anything
-    is written."""
+    is written. The README's tallies are :func:`write_pages`'s to write, once for all papers."""
     paper = record["paper"]
     template_path = TEMPLATES / f"{paper}.md"
     if not template_path.is_file():
@@ -256,8 +256,6 @@ def write_page(pages_dir: Path, record: dict[str, Any], full_out: Path) -> Path:
             shutil.copyfile(src, pages_dir / paper / _figure_name(paper, e["name"], src.name))
     _write_text(pages_dir / DATA_DIR / f"{paper}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     _write_text(pages_dir / f"{paper}.md", page)
-    if (TEMPLATES / README).is_file():
-        _write_text(pages_dir / README, render_readme(pages_dir))
     return pages_dir / f"{paper}.md"
 
 
@@ -342,8 +340,10 @@ def full_problems(pages_dir: Path, full_out: Path, papers: list[str] | None = No
     return _compare(pages_dir, full_out, papers, quick=False)
 
 
-def write_pages(papers: list[str], pages_dir: Path, full_out: Path, quick_out: Path, command: str) -> list[Path]:
-    """Records and renders each paper from finished full and quick runs (``reproduce_many``'s directories)."""
+def write_pages(papers: list[str], pages_dir: Path, full_out: Path, quick_out: Path) -> list[Path]:
+    """Records and renders each paper from finished full and quick runs (``reproduce_many``'s
+    directories), then the README's tallies. Each record names the command that regenerates its page
+    alone, so ``--all`` and ``--paper`` write the same pages."""
     from ccsim import experiments as registry  # lazy: the registry imports pandas
 
     if not pages_dir.is_dir():
@@ -351,6 +351,9 @@ def write_pages(papers: list[str], pages_dir: Path, full_out: Path, quick_out: P
     revision = source_revision()
     written = []
     for paper in papers:
+        command = f"ccsim reproduce --paper {paper} --write-pages"
         record = record_paper(paper, registry.of_paper(paper), full_out, quick_out, command, revision)
         written.append(write_page(pages_dir, record, full_out))
+    if (TEMPLATES / README).is_file():
+        _write_text(pages_dir / README, render_readme(pages_dir))
     return written

@@ -41,12 +41,13 @@ fn trajectory(name: &str, steps: &[Event]) -> Vec<u64> {
     out
 }
 
+/// 64 cases in CI; PROPTEST_CASES=N for a deeper run (both property tests below).
+fn proptest_cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+}
+
 proptest! {
-    // 64 cases in CI; PROPTEST_CASES=N for a deeper run.
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(ProptestConfig { cases: proptest_cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn every_algorithm_keeps_a_finite_window_of_at_least_one_mss_and_is_deterministic(
@@ -156,10 +157,7 @@ fn control_trajectory(name: &str, steps: &[ControlStep]) -> Vec<(u64, u64)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(ProptestConfig { cases: proptest_cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn every_cong_control_algorithm_keeps_a_window_and_a_pacing_rate_and_is_deterministic(
